@@ -1,0 +1,280 @@
+// The actor host: serves the shards it leases. Each actor has a mailbox (its messages run one at a time), its state
+// is a fold over its facts on a JetStream subject (from a snapshot when there is one), and every command commits by
+// one append that expects the subject's last sequence, so a stale owner can never write over a newer fact.
+import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
+import type { Logger } from 'pino';
+import {
+  type ActorKind,
+  actorKinds,
+  type BusReply,
+  type BusRequest,
+  errorReply,
+  type Names,
+} from '../../contracts/index.ts';
+import type { Clock } from './clock.ts';
+import { ShardLeases, type ShardRef } from './leases.ts';
+
+export type Decision<F> = { reply: BusReply } | { fact: F; reply: BusReply };
+
+/** What one actor kind contributes: how to fold its facts and how to decide a command. */
+export interface ActorBehaviour<S, F extends { id: string }> {
+  kind: ActorKind;
+  stream: string;
+  factSubject(actorId: string): string;
+  initial(actorId: string): S;
+  /** Pure fold of one fact; asserts the kind's invariants and throws when one breaks. */
+  apply(state: S, fact: F): S;
+  /** Decide a command against the current state: a reply alone, or one fact to append and the reply to send. */
+  decide(state: S, req: BusRequest, actorId: string): Decision<F> | Promise<Decision<F>>;
+  toSnapshot(state: S): unknown;
+  fromSnapshot(data: unknown): S;
+}
+
+export interface HostOptions {
+  nc: NatsConnection;
+  names: Names;
+  snapshots: KV;
+  leasesKv: KV;
+  behaviours: ActorBehaviour<any, any>[];
+  hostId: string;
+  clock: Clock;
+  log: Logger;
+  leaseTtlMs: number;
+  leaseRenewMs: number;
+  mailboxDepthMax: number;
+  snapshotEvery: number;
+  actorsCachedMax: number;
+  appendTimeoutMs: number;
+}
+
+interface Cell {
+  key: string;
+  id: string;
+  shard: number;
+  behaviour: ActorBehaviour<any, any>;
+  state: unknown;
+  /** Last sequence of the actor's subject folded into `state`; 0 when it has no facts. */
+  seq: number;
+  loaded: boolean;
+  factsSinceSnapshot: number;
+  queue: { req: BusRequest; msg: Msg }[];
+  running: boolean;
+}
+
+/** Retries of one command after an append conflict or a lost acknowledgement, before answering unavailable. */
+const appendAttemptsMax = 5;
+const encoder = new TextEncoder();
+
+export class ActorHost {
+  private readonly cells = new Map<string, Cell>();
+  private readonly subs = new Map<string, Subscription>();
+  private readonly byKind = new Map<string, ActorBehaviour<any, any>>();
+  private readonly leases: ShardLeases;
+  private js!: JetStreamClient;
+  private jsm!: JetStreamManager;
+
+  constructor(private readonly o: HostOptions) {
+    for (const b of o.behaviours) this.byKind.set(b.kind, b);
+    this.leases = new ShardLeases({
+      kv: o.leasesKv,
+      hostId: o.hostId,
+      kinds: o.behaviours.map((b) => ({ kind: b.kind, shardCount: actorKinds[b.kind].shardCount })),
+      ttlMs: o.leaseTtlMs,
+      renewMs: o.leaseRenewMs,
+      clock: o.clock,
+      log: o.log,
+      acquired: async (ref) => this.serveShard(ref),
+      released: async (ref) => this.dropShard(ref),
+    });
+  }
+
+  async start(): Promise<void> {
+    this.js = jetstream(this.o.nc, { timeout: this.o.appendTimeoutMs });
+    this.jsm = await jetstreamManager(this.o.nc);
+    await this.leases.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.leases.stop();
+  }
+
+  heldShards(): ShardRef[] {
+    return this.leases.heldShards();
+  }
+
+  private async serveShard(ref: ShardRef): Promise<void> {
+    const behaviour = this.byKind.get(ref.kind)!;
+    const subject = this.o.names.actorShardWildcard(behaviour.kind, ref.shard);
+    const sub = this.o.nc.subscribe(subject, {
+      queue: subject,
+      callback: (err, msg) => {
+        if (err) this.o.log.error({ err, subject }, 'shard subscription error');
+        else this.enqueue(behaviour, ref.shard, msg);
+      },
+    });
+    this.subs.set(`${ref.kind}.${ref.shard}`, sub);
+    // Make sure the server has the subscription before we count the shard as served.
+    await this.o.nc.flush();
+  }
+
+  private async dropShard(ref: ShardRef): Promise<void> {
+    const key = `${ref.kind}.${ref.shard}`;
+    this.subs.get(key)?.unsubscribe();
+    this.subs.delete(key);
+    // Cached state of a shard we no longer own may go stale; commands already running finish on their own cells
+    // and are still protected by the expected-sequence append.
+    for (const [k, cell] of this.cells) if (cell.behaviour.kind === ref.kind && cell.shard === ref.shard) this.cells.delete(k);
+  }
+
+  private enqueue(behaviour: ActorBehaviour<any, any>, shard: number, msg: Msg): void {
+    const id = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
+    let req: BusRequest;
+    try {
+      req = msg.json<BusRequest>();
+    } catch {
+      respond(msg, errorReply('validation_failed', 'the bus message is not JSON'));
+      return;
+    }
+    const cell = this.cell(behaviour, shard, id);
+    if (cell.queue.length >= this.o.mailboxDepthMax) {
+      respond(msg, errorReply('unavailable', 'this actor is busy; retry with the same Idempotency-Key', 1));
+      return;
+    }
+    cell.queue.push({ req, msg });
+    if (!cell.running) void this.drain(cell);
+  }
+
+  private cell(behaviour: ActorBehaviour<any, any>, shard: number, id: string): Cell {
+    const key = `${behaviour.kind}:${id}`;
+    let cell = this.cells.get(key);
+    if (cell) {
+      // Map order is recency order: re-insert on use so eviction takes the least recently used.
+      this.cells.delete(key);
+      this.cells.set(key, cell);
+      return cell;
+    }
+    cell = {
+      key,
+      id,
+      shard,
+      behaviour,
+      state: behaviour.initial(id),
+      seq: 0,
+      loaded: false,
+      factsSinceSnapshot: 0,
+      queue: [],
+      running: false,
+    };
+    this.cells.set(key, cell);
+    if (this.cells.size > this.o.actorsCachedMax) this.evict();
+    return cell;
+  }
+
+  private evict(): void {
+    for (const [k, c] of this.cells) {
+      if (this.cells.size <= this.o.actorsCachedMax) return;
+      if (!c.running && c.queue.length === 0) this.cells.delete(k);
+    }
+  }
+
+  private async drain(cell: Cell): Promise<void> {
+    cell.running = true;
+    try {
+      for (let next = cell.queue.shift(); next; next = cell.queue.shift()) {
+        let reply: BusReply;
+        try {
+          reply = await this.handle(cell, next.req);
+        } catch (err) {
+          // Always reply: a failed command answers unavailable, and its actor reloads from the stream next time.
+          this.o.log.error({ err, actor: cell.key, op: next.req.op }, 'actor command failed');
+          cell.loaded = false;
+          cell.state = cell.behaviour.initial(cell.id);
+          cell.seq = 0;
+          reply = errorReply('unavailable', 'the actor could not complete the command; retry with the same key');
+        }
+        respond(next.msg, reply);
+      }
+    } finally {
+      cell.running = false;
+    }
+  }
+
+  private async handle(cell: Cell, req: BusRequest): Promise<BusReply> {
+    if (!cell.loaded) await this.load(cell);
+    const b = cell.behaviour;
+    for (let attempt = 0; attempt < appendAttemptsMax; attempt++) {
+      const decision = await b.decide(cell.state, req, cell.id);
+      if (!('fact' in decision)) return decision.reply;
+      const fact = decision.fact;
+      try {
+        const ack = await this.js.publish(b.factSubject(cell.id), JSON.stringify(fact), {
+          expect: { lastSubjectSequence: cell.seq },
+          msgID: fact.id,
+        });
+        if (ack.duplicate) {
+          // An earlier attempt of this very fact landed; fold it from the stream rather than trusting our copy.
+          await this.load(cell);
+          continue;
+        }
+        cell.state = b.apply(cell.state, fact);
+        cell.seq = ack.seq;
+        this.maybeSnapshot(cell);
+        return decision.reply;
+      } catch (err) {
+        if (!isConflictOrLostAck(err)) throw err;
+        // Someone appended first (a stale owner, or another host during a handover), or our ack was lost:
+        // catch up from the stream and decide again. Idempotency records make the second decision a replay.
+        await this.load(cell);
+      }
+    }
+    return errorReply('unavailable', 'the actor kept losing append races; retry with the same key');
+  }
+
+  /** Fold the actor's facts after `cell.seq`, starting from its snapshot on first load. */
+  private async load(cell: Cell): Promise<void> {
+    const b = cell.behaviour;
+    if (!cell.loaded && cell.seq === 0) {
+      const snap = await this.o.snapshots.get(`${b.kind}.${cell.id}`);
+      if (snap && snap.operation === 'PUT') {
+        const data = snap.json<{ seq: number; state: unknown }>();
+        cell.state = b.fromSnapshot(data.state);
+        cell.seq = data.seq;
+      }
+    }
+    const subject = b.factSubject(cell.id);
+    let replayed = 0;
+    for (;;) {
+      const m = await this.jsm.direct.getMessage(b.stream, { next_by_subj: subject, seq: cell.seq + 1 });
+      if (!m) break;
+      cell.state = b.apply(cell.state, m.json());
+      cell.seq = m.seq;
+      replayed++;
+    }
+    cell.loaded = true;
+    if (replayed > 0) this.maybeSnapshot(cell, replayed);
+  }
+
+  private maybeSnapshot(cell: Cell, added = 1): void {
+    cell.factsSinceSnapshot += added;
+    if (cell.factsSinceSnapshot < this.o.snapshotEvery) return;
+    cell.factsSinceSnapshot = 0;
+    const data = JSON.stringify({ seq: cell.seq, state: cell.behaviour.toSnapshot(cell.state) });
+    // A snapshot only shortens activation; losing one costs a longer replay, never correctness.
+    this.o.snapshots.put(`${cell.behaviour.kind}.${cell.id}`, data).catch((err) => {
+      this.o.log.warn({ err, actor: cell.key }, 'snapshot write failed');
+    });
+  }
+}
+
+function respond(msg: Msg, reply: BusReply): void {
+  if (msg.reply) msg.respond(encoder.encode(JSON.stringify(reply)));
+}
+
+function isConflictOrLostAck(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: string; name?: string };
+  const text = `${e?.name ?? ''} ${e?.message ?? ''}`;
+  return e?.code === 10071 || /wrong last sequence|timeout|TimeoutError/i.test(text);
+}
+

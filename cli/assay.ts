@@ -1,0 +1,115 @@
+#!/usr/bin/env -S node --import tsx
+// The `assay` command. Server roles: `serve` (all roles in one process), `gateway`, `actors`, `workers`.
+// Operator commands: `rebuild-projections`, `mint-token`, `rotate-key`.
+import { parseArgs } from 'node:util';
+import { randomIds, rotateKey, signAgentToken, systemClock, ensureActiveKey } from '../actors/index.ts';
+import { loadConfig, names as namesOf } from '../contracts/index.ts';
+import { rebuildLedgerProjection } from '../storage/index.ts';
+import { allRoles, makeLogger, openDatabase, openNats, type Role, StartupError, startRoles } from './roles.ts';
+
+const usage = `usage: assay <command>
+
+server roles (configuration from the environment; see README):
+  serve                 every role in one process (what npm start runs)
+  gateway               the HTTP gateway only
+  actors                an actor host only (several share the shards)
+  workers               stateless services and projectors only
+
+operator commands:
+  rebuild-projections   drop the PostgreSQL projections and rebuild them by replaying the streams
+  mint-token --principal <uuid> --agent <uuid> [--scopes "a b"] [--live] [--ttl <seconds>]
+                        sign an agent token with the service's key (operator use and tests)
+  rotate-key --purpose token|report
+                        make a new signing key active; tokens and reports signed by older keys still verify`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const config = loadConfig(process.env);
+  const log = makeLogger(config);
+  switch (command) {
+    case 'serve':
+    case 'gateway':
+    case 'actors':
+    case 'workers': {
+      const roles: Role[] = command === 'serve' ? allRoles : [command];
+      const running = await startRoles(config, roles, log);
+      let stopping = false;
+      const shutdown = async (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        log.info({ signal }, 'shutting down');
+        await running.stop();
+        process.exit(0);
+      };
+      process.on('SIGTERM', () => void shutdown('SIGTERM'));
+      process.on('SIGINT', () => void shutdown('SIGINT'));
+      return -1; // keep running
+    }
+    case 'rebuild-projections': {
+      const nc = await openNats(config, 'assay-rebuild');
+      const sql = await openDatabase(config);
+      const count = await rebuildLedgerProjection(nc, sql, namesOf(config.namespace));
+      console.log(`ledger projection rebuilt from ${count} facts`);
+      await nc.drain();
+      await sql.end();
+      return 0;
+    }
+    case 'mint-token': {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          principal: { type: 'string' },
+          agent: { type: 'string' },
+          scopes: { type: 'string', default: 'read:artifact read:trust purchase' },
+          live: { type: 'boolean', default: false },
+          ttl: { type: 'string', default: '3600' },
+        },
+      });
+      if (!values.principal || !values.agent) throw new StartupError('mint-token needs --principal and --agent');
+      const sql = await openDatabase(config);
+      const key = await ensureActiveKey(sql, 'token', systemClock);
+      const { token } = await signAgentToken(
+        key,
+        {
+          principalId: values.principal,
+          agentId: values.agent,
+          scopes: values.scopes.split(' ').filter(Boolean),
+          sandbox: !values.live,
+          issuer: config.baseUrl,
+          ttlSeconds: Number(values.ttl),
+          jti: randomIds.uuid(),
+        },
+        systemClock,
+      );
+      console.log(token);
+      await sql.end();
+      return 0;
+    }
+    case 'rotate-key': {
+      const { values } = parseArgs({ args: rest, options: { purpose: { type: 'string', default: 'token' } } });
+      if (values.purpose !== 'token' && values.purpose !== 'report') throw new StartupError('--purpose token|report');
+      const sql = await openDatabase(config);
+      const key = await rotateKey(sql, values.purpose, systemClock);
+      console.log(`active ${values.purpose} key is now ${key.kid}`);
+      await sql.end();
+      return 0;
+    }
+    default:
+      console.error(usage);
+      return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err: unknown) => {
+    if (err instanceof StartupError || (err as Error)?.message?.startsWith('bad configuration')) {
+      console.error(`assay: ${(err as Error).message}`);
+    } else {
+      console.error(err);
+    }
+    process.exit(1);
+  },
+);

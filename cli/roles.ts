@@ -1,0 +1,167 @@
+// The composition root's building blocks: connect to NATS and PostgreSQL (with a clear message when either is
+// unreachable), create what they need, and start the roles. `serve` starts all three in one process.
+import { hostname } from 'node:os';
+import type { NatsConnection } from '@nats-io/nats-core';
+import pino, { type Logger } from 'pino';
+import {
+  ActorHost,
+  authService,
+  ensureActiveKey,
+  ledgerService,
+  principalBehaviour,
+  randomIds,
+  sandboxService,
+  serveService,
+  systemClock,
+} from '../actors/index.ts';
+import { assertOperationTable, type Config, names as namesOf, type Names } from '../contracts/index.ts';
+import { Gateway } from '../gateway/index.ts';
+import {
+  connectNats,
+  ensureDatabase,
+  ensureStreams,
+  migrate,
+  openBuckets,
+  openPool,
+  runLedgerProjector,
+  type Sql,
+} from '../storage/index.ts';
+
+export type Role = 'gateway' | 'actors' | 'workers';
+export const allRoles: Role[] = ['gateway', 'actors', 'workers'];
+
+export class StartupError extends Error {}
+
+export async function openNats(config: Config, name: string): Promise<NatsConnection> {
+  try {
+    return await connectNats(config.natsUrl, name);
+  } catch (err) {
+    throw new StartupError(
+      `cannot reach NATS at ${config.natsUrl} (${(err as Error).message}).\n` +
+        'Start one with JetStream enabled, e.g. `nats-server -js` (Debian: apt-get install nats-server), or set NATS_URL.',
+    );
+  }
+}
+
+export async function openDatabase(config: Config): Promise<Sql> {
+  const shown = redact(config.databaseUrl);
+  try {
+    await ensureDatabase(config.databaseUrl);
+    const sql = openPool(config.databaseUrl);
+    await migrate(sql);
+    return sql;
+  } catch (err) {
+    throw new StartupError(
+      `cannot reach PostgreSQL at ${shown} (${(err as Error).message}).\n` +
+        'Start a PostgreSQL 15+ server, e.g. `pg_ctlcluster 15 main start` (Debian: apt-get install postgresql), or set DATABASE_URL.',
+    );
+  }
+}
+
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+export interface Running {
+  names: Names;
+  gateway: Gateway | null;
+  host: ActorHost | null;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export function makeLogger(config: Config): Logger {
+  return pino({ level: config.logLevel, base: { ns: config.namespace } });
+}
+
+/** Start the given roles in this process. Resolves once every role serves. */
+export async function startRoles(config: Config, roles: Role[], log: Logger = makeLogger(config)): Promise<Running> {
+  assertOperationTable();
+  const names = namesOf(config.namespace);
+  const nc = await openNats(config, `assay-${roles.join('+')}`);
+  await ensureStreams(nc, names, config.streamReplicas);
+  const buckets = await openBuckets(nc, names, config.streamReplicas);
+  const needsSql = roles.includes('workers');
+  const sql = needsSql ? await openDatabase(config) : null;
+  const stops: (() => Promise<void>)[] = [];
+  let gateway: Gateway | null = null;
+  let host: ActorHost | null = null;
+
+  if (roles.includes('workers') && sql) {
+    await ensureActiveKey(sql, 'token', systemClock);
+    const deps = { nc, sql, names, config, clock: systemClock, ids: randomIds };
+    const subs = [
+      serveService(nc, names.serviceSubject('auth'), authService(sql), log),
+      serveService(nc, names.serviceSubject('sandbox'), sandboxService(deps), log),
+      serveService(nc, names.serviceSubject('ledger'), await ledgerService(nc, sql, names), log),
+    ];
+    const projector = new AbortController();
+    const projecting = runLedgerProjector(nc, sql, names, log, projector.signal).catch((err) =>
+      log.error({ err }, 'ledger projector stopped'),
+    );
+    stops.push(async () => {
+      projector.abort();
+      await Promise.all(subs.map((s) => s.drain().catch(() => {})));
+      await projecting;
+    });
+    log.info('workers serving (auth, sandbox, ledger, ledger projector)');
+  }
+
+  if (roles.includes('actors')) {
+    host = new ActorHost({
+      nc,
+      names,
+      snapshots: buckets.snapshots,
+      leasesKv: buckets.leases,
+      behaviours: [
+        principalBehaviour({
+          names,
+          clock: systemClock,
+          ids: randomIds,
+          idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
+        }),
+      ],
+      hostId: `${hostname()}-${process.pid}-${randomIds.uuid().slice(0, 8)}`,
+      clock: systemClock,
+      log,
+      leaseTtlMs: config.leaseTtlMs,
+      leaseRenewMs: config.leaseRenewMs,
+      mailboxDepthMax: config.mailboxDepthMax,
+      snapshotEvery: config.snapshotEvery,
+      actorsCachedMax: config.actorsCachedMax,
+      appendTimeoutMs: Math.min(config.requestTimeoutMs, 5000),
+    });
+    await host.start();
+    const h = host;
+    stops.push(() => h.stop());
+    log.info({ shards: host.heldShards().length }, 'actor host serving');
+  }
+
+  let port = 0;
+  if (roles.includes('gateway')) {
+    gateway = new Gateway({ config, names, nc, log });
+    port = await gateway.listen();
+    const g = gateway;
+    // The gateway stops first so no new work arrives while the others drain.
+    stops.unshift(() => g.close());
+    log.info({ port, baseUrl: config.baseUrl }, 'gateway listening');
+  }
+
+  return {
+    names,
+    gateway,
+    host,
+    port,
+    async stop() {
+      for (const stop of stops) await stop().catch((err) => log.error({ err }, 'stopping a role failed'));
+      await nc.drain().catch(() => {});
+      await sql?.end({ timeout: 2 });
+    },
+  };
+}

@@ -1,0 +1,147 @@
+// Configuration: one schema with defaults, read from the environment, validated at start and frozen. The README's
+// configuration table is generated from `configKeys` (see test/docs.test.ts), so the descriptions here are the docs.
+import assert from 'node:assert/strict';
+import { namespacePattern } from './bus.ts';
+
+interface Key<T> {
+  env: string;
+  description: string;
+  default: T;
+  parse: (raw: string) => T;
+}
+
+const int = (min: number, max: number) => (raw: string) => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`expected an integer from ${min} to ${max}`);
+  return n;
+};
+const str = (raw: string) => raw;
+const bool = (raw: string) => {
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new Error('expected true or false');
+};
+const key = <T>(env: string, def: T, parse: (raw: string) => T, description: string): Key<T> => ({
+  env,
+  default: def,
+  parse,
+  description,
+});
+
+export const configKeys = {
+  port: key('PORT', 8080, int(0, 65535), 'HTTP port of the gateway (0 picks a free one).'),
+  host: key('HOST', '127.0.0.1', str, 'Address the gateway listens on; 0.0.0.0 to serve other machines.'),
+  natsUrl: key('NATS_URL', 'nats://127.0.0.1:4222', str, 'NATS server(s) with JetStream, comma-separated.'),
+  databaseUrl: key(
+    'DATABASE_URL',
+    'postgres://postgres@127.0.0.1:5432/assay',
+    str,
+    'PostgreSQL URL; the database is created at start if it does not exist.',
+  ),
+  namespace: key(
+    'ASSAY_NAMESPACE',
+    'assay',
+    str,
+    'Prefix of every stream, bucket and subject, so deployments and test runs can share one NATS.',
+  ),
+  baseUrl: key('ASSAY_BASE_URL', '', str, 'Public URL of the gateway, used in absolute URLs such as docs_url. Default http://HOST:PORT.'),
+  logLevel: key('LOG_LEVEL', 'info', str, 'pino log level: fatal, error, warn, info, debug, trace or silent.'),
+  bodyBytesMax: key('ASSAY_BODY_BYTES_MAX', 1_048_576, int(1024, 64 * 1_048_576), 'Largest request body; larger gets 413.'),
+  requestTimeoutMs: key(
+    'ASSAY_REQUEST_TIMEOUT_MS',
+    5000,
+    int(100, 120_000),
+    'How long the gateway waits for an actor or service before answering 503 unavailable.',
+  ),
+  inflightMax: key(
+    'ASSAY_INFLIGHT_MAX',
+    20_000,
+    int(1, 1_000_000),
+    'Requests one gateway process holds in flight; beyond it, 503 unavailable at once.',
+  ),
+  leaseTtlMs: key(
+    'ASSAY_LEASE_TTL_MS',
+    3000,
+    int(500, 600_000),
+    'A shard lease not renewed for this long is taken over by another host.',
+  ),
+  leaseRenewMs: key('ASSAY_LEASE_RENEW_MS', 750, int(100, 300_000), 'How often a host renews its leases and rebalances.'),
+  mailboxDepthMax: key(
+    'ASSAY_MAILBOX_DEPTH_MAX',
+    1000,
+    int(1, 1_000_000),
+    'Messages queued for one actor; beyond it, 503 unavailable.',
+  ),
+  snapshotEvery: key('ASSAY_SNAPSHOT_EVERY', 64, int(1, 100_000), 'An actor writes a snapshot after this many facts.'),
+  actorsCachedMax: key(
+    'ASSAY_ACTORS_CACHED_MAX',
+    100_000,
+    int(100, 10_000_000),
+    'Actors one host keeps in memory; the least recently used idle ones are evicted.',
+  ),
+  idempotencyRetentionHours: key(
+    'ASSAY_IDEMPOTENCY_RETENTION_HOURS',
+    24,
+    int(1, 24 * 365),
+    'How long a used Idempotency-Key replays its stored result.',
+  ),
+  sandboxGrantCents: key(
+    'ASSAY_SANDBOX_GRANT_CENTS',
+    100_000,
+    int(0, 1_000_000_000),
+    'Test credits a new sandbox agent receives, in cents.',
+  ),
+  sandboxRegistrationsPerMinute: key(
+    'ASSAY_SANDBOX_REGISTRATIONS_PER_MINUTE',
+    30,
+    int(1, 1_000_000),
+    'POST /sandbox/agents allowed per client address per minute (all gateways together).',
+  ),
+  tokenTtlSeconds: key('ASSAY_TOKEN_TTL_SECONDS', 86_400, int(60, 31_536_000), 'Lifetime of a sandbox agent token.'),
+  trustProxy: key(
+    'ASSAY_TRUST_PROXY',
+    false,
+    bool,
+    'Take the client address from X-Forwarded-For (only behind a proxy that sets it).',
+  ),
+  streamReplicas: key('ASSAY_STREAM_REPLICAS', 1, int(1, 5), 'JetStream replicas of streams and buckets; 3 in production.'),
+  shutdownGraceMs: key(
+    'ASSAY_SHUTDOWN_GRACE_MS',
+    10_000,
+    int(0, 600_000),
+    'On SIGTERM, how long in-flight requests may take before the process exits.',
+  ),
+} as const;
+
+type Keys = typeof configKeys;
+export type Config = { readonly [K in keyof Keys]: Keys[K]['default'] };
+
+/** Read and check the configuration. Throws one error naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, k] of Object.entries(configKeys) as [string, Key<unknown>][]) {
+    const raw = env[k.env];
+    if (raw === undefined || raw === '') {
+      out[name] = k.default;
+      continue;
+    }
+    try {
+      out[name] = k.parse(raw);
+    } catch (err) {
+      problems.push(`${k.env}=${JSON.stringify(raw)}: ${(err as Error).message}`);
+    }
+  }
+  const config = out as Config;
+  if (!namespacePattern.test(config.namespace)) {
+    problems.push(`ASSAY_NAMESPACE=${JSON.stringify(config.namespace)}: expected ${namespacePattern}`);
+  }
+  if (config.leaseRenewMs * 2 > config.leaseTtlMs) {
+    problems.push('ASSAY_LEASE_RENEW_MS must be at most half of ASSAY_LEASE_TTL_MS, or leases lapse between renewals');
+  }
+  if (problems.length > 0) throw new Error(`bad configuration:\n  ${problems.join('\n  ')}`);
+  if (config.baseUrl === '') out.baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`;
+  out.baseUrl = String(out.baseUrl).replace(/\/+$/, '');
+  assert(typeof out.baseUrl === 'string');
+  return Object.freeze(out) as Config;
+}

@@ -1,0 +1,154 @@
+// The closed error registry of the agent API. Every error on every agent route is one of these codes, with the
+// status, remediation and retryable flag given here. Codes are stable API: never rename or reuse one.
+//
+// The spec fixes the status of seven codes; for the other eight we chose from 400/401/403/404/409/413/422/429/503
+// and say why in `statusReason`. Order is precedence: when several refusals apply to one request, the one listed
+// first wins (authentication before scope before validation before business rules).
+
+export interface ErrorSpec {
+  readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 503;
+  readonly remediation: string;
+  readonly retryable: boolean;
+  readonly title: string;
+  /** Why this status, for the codes whose status the spec leaves open. */
+  readonly statusReason?: string;
+}
+
+export const errorTable = {
+  unauthorized: {
+    status: 401,
+    remediation: 'authenticate',
+    retryable: false,
+    title: 'The bearer token is missing, malformed, expired or not signed by this service.',
+  },
+  forbidden: {
+    status: 403,
+    remediation: 'request_scope',
+    retryable: false,
+    title: 'The token is valid but lacks the scope this operation needs.',
+    statusReason: 'The caller is known but not permitted: 403, as RFC 9110 defines it.',
+  },
+  rate_limited: {
+    status: 429,
+    remediation: 'back_off_and_retry',
+    retryable: true,
+    title: 'Too many requests from this caller or address in the current window.',
+    statusReason: '429 Too Many Requests is the standard status; a Retry-After header says when to try again.',
+  },
+  quota_exhausted: {
+    status: 429,
+    remediation: 'wait_or_upgrade_tier',
+    retryable: true,
+    title: "The caller's plan quota for this period is used up.",
+    statusReason: 'A quota is a slower rate limit, so it shares 429; the code tells the two apart.',
+  },
+  validation_failed: {
+    status: 422,
+    remediation: 'fix_the_request_body',
+    retryable: false,
+    title:
+      'The request does not match the operation schema (body, path or query), or the Idempotency-Key header is missing or not 1 to 200 characters.',
+  },
+  not_found: {
+    status: 404,
+    remediation: 'check_the_id',
+    retryable: false,
+    title:
+      'No such route, or no such resource visible to this caller (including one across the sandbox line or owned by another principal).',
+  },
+  idempotency_conflict: {
+    status: 422,
+    remediation: 'use_a_new_idempotency_key',
+    retryable: false,
+    title: 'This Idempotency-Key was already used by this principal with a different request.',
+  },
+  requote_required: {
+    status: 409,
+    remediation: 'requote',
+    retryable: true,
+    title: 'The live price is above the max_price_cents the buyer agreed to.',
+  },
+  mandate_revoked: {
+    status: 403,
+    remediation: 'request_new_mandate',
+    retryable: false,
+    title: "The agent's mandate has been revoked by its principal.",
+    statusReason: 'The mandate no longer authorises the agent to act: a permission refusal, so 403.',
+  },
+  mandate_exceeded: {
+    status: 403,
+    remediation: 'request_mandate_increase',
+    retryable: false,
+    title: "The price exceeds the mandate's per-item cap.",
+  },
+  judge_version_rejected: {
+    status: 403,
+    remediation: 'relax_judge_filter',
+    retryable: false,
+    title: "The report's judge version is below the mandate minimum, or open judge errata exist and the mandate rejects them.",
+  },
+  pending_approval: {
+    status: 403,
+    remediation: 'await_principal_approval',
+    retryable: false,
+    title: 'The action needs the principal to approve it first.',
+    statusReason:
+      'Not permitted until a human approves; retrying without that approval cannot succeed, so 403 rather than 409.',
+  },
+  insufficient_credits: {
+    status: 409,
+    remediation: 'top_up',
+    retryable: false,
+    title: "The principal's available credits do not cover the amount.",
+    statusReason:
+      'The request is valid but conflicts with the current balance; a top-up resolves it. 402 is not among the statuses agent routes answer.',
+  },
+  floor_not_met: {
+    status: 409,
+    remediation: 'raise_floor_or_pick_another_listing',
+    retryable: false,
+    title: "The edition's report does not meet the required floor.",
+    statusReason: 'The request conflicts with the current state of the report, which the caller cannot change: 409.',
+  },
+  unavailable: {
+    status: 503,
+    remediation: 'retry_later',
+    retryable: true,
+    title:
+      'The service could not complete the request in time (no actor owns the shard yet, NATS is unreachable, or a timeout). Nothing was committed unless a retry with the same Idempotency-Key replays it.',
+    statusReason: '503 Service Unavailable with Retry-After: the condition is temporary.',
+  },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof errorTable;
+
+export const errorCodes = Object.keys(errorTable) as ErrorCode[];
+
+/** The typed error object every agent route answers with. */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  remediation: string;
+  retryable: boolean;
+  docs_url: string;
+}
+
+export function errorDocsUrl(baseUrl: string, code: ErrorCode): string {
+  return `${baseUrl}/docs/errors#${code}`;
+}
+
+export function errorBody(baseUrl: string, code: ErrorCode, message: string): ErrorBody {
+  const spec = errorTable[code];
+  return { code, message, remediation: spec.remediation, retryable: spec.retryable, docs_url: errorDocsUrl(baseUrl, code) };
+}
+
+/**
+ * Transport-level refusals that keep a table code but answer another status. These are the only exceptions to
+ * "one code, one status", and both are about bytes that never reached schema validation.
+ */
+export const transportStatus = {
+  /** A body over ASSAY_BODY_BYTES_MAX: 413 with code validation_failed. */
+  bodyTooLarge: 413,
+  /** A body that is not JSON at all: 400 with code validation_failed. */
+  malformedJson: 400,
+} as const;

@@ -1,0 +1,43 @@
+// Public entry of contracts/: schemas, the operation table, the error table, bus names and envelopes, configuration.
+// Pure data, types and pure functions; no I/O, and nothing else of ours is imported.
+export {
+  actorKinds,
+  type ActorKind,
+  type AgentTokenClaims,
+  type BusReply,
+  type BusRequest,
+  type Caller,
+  errorReply,
+  names,
+  type Names,
+  namespacePattern,
+  okReply,
+  type ServiceName,
+  shardOf,
+} from './bus.ts';
+export { canonicalJson } from './canonical.ts';
+export { type Config, configKeys, loadConfig } from './config.ts';
+export {
+  type ErrorBody,
+  type ErrorCode,
+  type ErrorSpec,
+  errorBody,
+  errorCodes,
+  errorDocsUrl,
+  errorTable,
+  transportStatus,
+} from './errors.ts';
+export {
+  assertOperationTable,
+  type Dispatch,
+  type Operation,
+  operations,
+  pathParamNames,
+  pipelineErrors,
+  type Scope,
+  scopes,
+} from './operations.ts';
+export * as schemas from './schemas.ts';
+export { pageLimits } from './schemas.ts';
+export type { BalanceT, LedgerEntryT, LedgerPageT, MandateT, SandboxAgentT, TopUpResultT } from './schemas.ts';
+export type { CreditedFact, IdempotencyRecord, LedgerFact } from './facts.ts';

@@ -1,0 +1,359 @@
+// TypeBox schemas of every resource in the spec. They are plain JSON Schema 2020-12, so the same objects validate
+// requests in the gateway, become MCP tool schemas and drop into the OpenAPI 3.1 document unchanged.
+import Type, { type Static, type TSchema } from 'typebox';
+import { errorCodes } from './errors.ts';
+
+const Uuid = (description?: string) => Type.String({ format: 'uuid', ...(description ? { description } : {}) });
+const Timestamp = (description = 'ISO 8601 timestamp with milliseconds, UTC.') =>
+  Type.String({ format: 'date-time', description });
+const Sha256 = Type.String({ pattern: '^sha256:[0-9a-f]{64}$', description: 'Form sha256:<hex>.' });
+const Cursor = Type.String({ minLength: 1, maxLength: 200, description: 'Opaque cursor from a previous page.' });
+const Cents = (description: string) => Type.Integer({ description });
+
+/** Page size on every cursor-paginated agent route. */
+export const pageLimits = { default: 50, max: 200 } as const;
+const Limit = Type.Integer({
+  minimum: 1,
+  maximum: pageLimits.max,
+  description: `Page size, 1 to ${pageLimits.max}; default ${pageLimits.default}.`,
+});
+
+export const PageQuery = Type.Object({ cursor: Type.Optional(Cursor), limit: Type.Optional(Limit) }, { additionalProperties: false });
+
+const Page = <T extends TSchema>(item: T) =>
+  Type.Object({
+    items: Type.Array(item),
+    next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Cursor of the next page, null on the last.' }),
+  });
+
+export const ErrorObject = Type.Object(
+  {
+    code: Type.Union(
+      errorCodes.map((c) => Type.Literal(c)),
+      { description: 'Stable code; see the errors page.' },
+    ),
+    message: Type.String({ description: 'Human-readable.' }),
+    remediation: Type.String({ description: 'Machine-readable next step.' }),
+    retryable: Type.Boolean(),
+    docs_url: Type.String({ format: 'uri', description: 'Ends with #<code>.' }),
+  },
+  { description: 'The typed error object every agent route answers with.' },
+);
+
+export const Trust = Type.Object({
+  score: Type.Number({ minimum: 0, maximum: 1 }),
+  sampleSize: Type.Integer({ minimum: 0 }),
+  passRate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()]),
+});
+
+export const Format = Type.Union([Type.Literal('md'), Type.Literal('pdf')]);
+
+export const SearchItem = Type.Object({
+  artifact: Type.Object({
+    id: Uuid(),
+    type: Type.Literal('context_file'),
+    contentHash: Sha256,
+    manifest: Type.Object({ title: Type.String() }, { additionalProperties: true }),
+    ownerPrincipalId: Uuid(),
+    sandbox: Type.Boolean(),
+    createdAt: Timestamp(),
+  }),
+  trust: Trust,
+  liveListingIds: Type.Array(Uuid()),
+  offers: Type.Array(Type.Object({ listing_id: Uuid(), offer_url: Type.String({ format: 'uri' }) })),
+});
+export const SearchPage = Page(SearchItem);
+export const SearchQuery = Type.Object(
+  {
+    type: Type.Optional(Type.String({ maxLength: 64 })),
+    topic: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    floor: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    max_price: Type.Optional(Type.Integer({ minimum: 0, description: 'Cents.' })),
+    cursor: Type.Optional(Cursor),
+    limit: Type.Optional(Limit),
+  },
+  { additionalProperties: false },
+);
+
+export const Claim = Type.Object({
+  id: Type.String(),
+  text: Type.String(),
+  sourceId: Type.String(),
+  locator: Type.String(),
+  entailment: Type.Number({ minimum: 0, maximum: 1 }),
+  state: Type.String({ description: 'verified, or another state documented in docs/verification.md.' }),
+});
+
+export const VerificationReport = Type.Object({
+  digest: Sha256,
+  pipelineVersion: Type.String(),
+  claims: Type.Array(Claim),
+  summary: Type.Object({
+    claimsTotal: Type.Integer({ minimum: 0 }),
+    verified: Type.Integer({ minimum: 0 }),
+    floor: Type.Number(),
+    meanEntailment: Type.Number(),
+    humanReviewed: Type.Boolean(),
+  }),
+  judgeModel: Type.String(),
+  judgePromptVersion: Type.String(),
+  judgePromptHash: Sha256,
+  signingKeyId: Type.String(),
+  signature: Type.String(),
+  createdAt: Timestamp(),
+});
+
+export const OrderState = Type.Union([Type.Literal('held'), Type.Literal('released'), Type.Literal('auto_refunded')]);
+
+export const Order = Type.Object({
+  id: Uuid(),
+  listingId: Uuid(),
+  buyerPrincipalId: Uuid(),
+  buyerAgentId: Uuid(),
+  subscriptionId: Type.Union([Uuid(), Type.Null()]),
+  state: OrderState,
+  escrowCents: Cents('Price held, in cents.'),
+  formats: Type.Array(Format),
+  idempotencyKey: Type.String(),
+  priceSnapshotId: Type.Union([Type.String(), Type.Null()]),
+  runId: Type.Union([Type.String(), Type.Null()]),
+  sandbox: Type.Boolean(),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
+export const OrderPage = Page(Order);
+
+export const PurchaseRequest = Type.Object(
+  {
+    listing_id: Uuid(),
+    formats: Type.Array(Format, { minItems: 1, uniqueItems: true }),
+    max_price_cents: Type.Optional(Type.Integer({ minimum: 0, description: 'The price the buyer agreed to.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const PurchaseResult = Type.Object({
+  order_id: Uuid(),
+  state: OrderState,
+  escrow_cents: Type.Integer(),
+  formats: Type.Array(Format),
+  poll: Type.String({ description: 'Hint: poll GET /v1/orders or watch order.state_changed events.' }),
+});
+
+export const ComplianceBundle = Type.Object({
+  digest: Sha256,
+  body: Type.Object({
+    bundle_version: Type.Literal('compliance-bundle/1'),
+    order: Type.Object({
+      id: Uuid(),
+      listing_id: Uuid(),
+      state: OrderState,
+      escrow_cents: Type.Integer(),
+      formats: Type.Array(Format),
+      sandbox: Type.Boolean(),
+      created_at: Timestamp(),
+      updated_at: Timestamp(),
+    }),
+    report: Type.Object({
+      digest: Sha256,
+      url: Type.String({ format: 'uri' }),
+      pipeline_version: Type.String(),
+      created_at: Timestamp(),
+      signing_key_id: Type.String(),
+      signature: Type.String(),
+    }),
+    judge: Type.Object({ model: Type.String(), prompt_version: Type.String(), prompt_hash: Sha256 }),
+    outcome: Type.Object({ kind: Type.String(), recorded_at: Timestamp() }),
+    issued_at: Timestamp(),
+  }),
+  signature: Type.Object({ keyId: Type.String(), alg: Type.Literal('ES256'), value: Type.String() }),
+});
+
+export const SubscriptionState = Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('canceled')]);
+export const Subscription = Type.Object({
+  id: Uuid(),
+  listingId: Uuid(),
+  state: SubscriptionState,
+  billing: Type.Object({ intervalSeconds: Type.Integer({ minimum: 1 }), priceCents: Type.Integer({ minimum: 0 }) }),
+  consecutiveFailures: Type.Integer({ minimum: 0 }),
+  nextCycleAt: Type.Union([Timestamp(), Type.Null()]),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
+export const SubscriptionPage = Page(Subscription);
+export const SubscribeRequest = Type.Object({ listing_id: Uuid() }, { additionalProperties: false });
+export const EmptyBody = Type.Object({}, { additionalProperties: false });
+
+export const TopUpRequest = Type.Object(
+  { credits: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Whole credits; one credit is 100 cents.' }) },
+  { additionalProperties: false },
+);
+export const TopUpResult = Type.Object({
+  status: Type.Union([Type.Literal('credited'), Type.Literal('pending')]),
+  amount_cents: Type.Integer(),
+  sandbox: Type.Boolean(),
+});
+
+export const Balance = Type.Object({
+  balance_cents: Type.Integer({ description: 'Available credits, in cents (held escrow excluded).' }),
+  currency: Type.Literal('credit'),
+});
+
+export const LedgerEntryType = Type.Union([
+  Type.Literal('topup_credited'),
+  Type.Literal('sandbox_grant'),
+  Type.Literal('escrow_held'),
+  Type.Literal('escrow_released'),
+  Type.Literal('escrow_refunded'),
+  Type.Literal('payout_accrued'),
+]);
+export const LedgerEntry = Type.Object({
+  id: Uuid('Stable id: the id of the ledger fact.'),
+  type: LedgerEntryType,
+  amount_cents: Type.Integer({ description: 'Signed change of available credits: credit > 0, debit < 0.' }),
+  balance_after_cents: Type.Integer({ description: 'Available credits after this entry.' }),
+  reference: Type.Union([Type.String(), Type.Null()], { description: 'Top-up or order id this entry belongs to.' }),
+  run_id: Type.Union([Type.String(), Type.Null()], { description: 'For debits: the run (order) it links to.' }),
+  sandbox: Type.Boolean(),
+  created_at: Timestamp(),
+});
+export const LedgerPage = Page(LedgerEntry);
+
+export const Payout = Type.Object({
+  id: Uuid(),
+  order_id: Uuid(),
+  listing_id: Uuid(),
+  amount_cents: Type.Integer(),
+  state: Type.Union([Type.Literal('accrued'), Type.Literal('paid')]),
+  sandbox: Type.Boolean(),
+  created_at: Timestamp(),
+});
+export const PayoutPage = Type.Object({
+  items: Type.Array(Payout),
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
+  payouts_enabled: Type.Boolean(),
+});
+
+export const Erratum = Type.Object({
+  id: Uuid(),
+  state: Type.Union([Type.Literal('open'), Type.Literal('closed')]),
+  title: Type.String(),
+  judgeVersions: Type.Array(Type.String()),
+  artifactIds: Type.Array(Uuid()),
+  openedAt: Timestamp(),
+  closedAt: Type.Union([Timestamp(), Type.Null()]),
+});
+export const ErrataPage = Page(Erratum);
+export const ErrataQuery = Type.Object(
+  { artifact_id: Type.Optional(Uuid()), cursor: Type.Optional(Cursor), limit: Type.Optional(Limit) },
+  { additionalProperties: false },
+);
+
+export const EventType = Type.Union([
+  Type.Literal('order.state_changed'),
+  Type.Literal('topup.credited'),
+  Type.Literal('context.created'),
+  Type.Literal('context.updated'),
+  Type.Literal('context.deleted'),
+  Type.Literal('context.published'),
+  Type.Literal('context.unpublished'),
+]);
+export const OutboxEvent = Type.Object({
+  id: Type.String({ description: 'Stable event id; receivers deduplicate by it.' }),
+  type: EventType,
+  created_at: Timestamp(),
+  data: Type.Object({}, { additionalProperties: true }),
+});
+export const EventPage = Page(OutboxEvent);
+export const EventQuery = Type.Object(
+  { type: Type.Optional(EventType), cursor: Type.Optional(Cursor), limit: Type.Optional(Limit) },
+  { additionalProperties: false },
+);
+
+export const ContextFile = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  slug: Type.String(),
+  description: Type.String(),
+  content: Type.Union([Type.String(), Type.Object({}, { additionalProperties: true })]),
+  is_public: Type.Boolean(),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+});
+export const ContextCreate = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    content: Type.String(),
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { additionalProperties: false },
+);
+
+export const WebhookRegistrationRequest = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    url: Type.String({ format: 'uri', pattern: '^https://' }),
+    events: Type.Array(EventType, { minItems: 1, uniqueItems: true }),
+  },
+  { additionalProperties: false },
+);
+export const WebhookRegistration = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  url: Type.String(),
+  events: Type.Array(EventType),
+  secret: Type.String({ description: 'The signing secret; shown only at creation.' }),
+  is_active: Type.Boolean(),
+  created_at: Timestamp(),
+});
+
+export const Mandate = Type.Object({
+  id: Uuid(),
+  principalId: Uuid(),
+  perItemCapCents: Type.Integer({ minimum: 0 }),
+  minTrust: Type.Number({ minimum: 0, maximum: 1 }),
+  minJudgeVersion: Type.Union([Type.String(), Type.Null()]),
+  rejectOpenJudgeErrata: Type.Boolean(),
+  revoked: Type.Boolean(),
+  sandbox: Type.Boolean(),
+  createdAt: Timestamp(),
+});
+
+export const SandboxAgentRequest = Type.Object(
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Label for the agent.' })) },
+  { additionalProperties: false },
+);
+export const SandboxAgent = Type.Object({
+  token: Type.String({ description: 'Bearer token (JWT, ES256).' }),
+  token_type: Type.Literal('Bearer'),
+  expires_at: Timestamp(),
+  principal_id: Uuid(),
+  agent_id: Uuid(),
+  scopes: Type.Array(Type.String()),
+  sandbox: Type.Literal(true),
+  balance_cents: Type.Integer({ description: 'Test credits granted at registration, in cents.' }),
+  mandate: Mandate,
+});
+
+export const TrustParams = Type.Object(
+  { subject: Type.String({ pattern: '^(principal|agent|artifact):[0-9a-fA-F-]{36}$', maxLength: 64 }) },
+  { additionalProperties: false },
+);
+export const DigestParams = Type.Object(
+  { digest: Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }) },
+  { additionalProperties: false },
+);
+export const OrderIdParams = Type.Object({ order_id: Uuid() }, { additionalProperties: false });
+export const SubscriptionIdParams = Type.Object({ subscription_id: Uuid() }, { additionalProperties: false });
+export const EventIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
+export const NoParams = Type.Object({}, { additionalProperties: false });
+
+export const Health = Type.Object({ status: Type.Literal('ok'), nats: Type.Boolean() });
+export const Redelivered = Type.Object({ id: Type.String(), rearmed: Type.Boolean() });
+
+export type TopUpResultT = Static<typeof TopUpResult>;
+export type BalanceT = Static<typeof Balance>;
+export type LedgerEntryT = Static<typeof LedgerEntry>;
+export type LedgerPageT = Static<typeof LedgerPage>;
+export type MandateT = Static<typeof Mandate>;
+export type SandboxAgentT = Static<typeof SandboxAgent>;

@@ -1,0 +1,192 @@
+// The pipeline every agent call runs, REST or MCP, in this order: route (done by the caller), authentication,
+// scope, input validation, Idempotency-Key, dispatch over NATS, reply mapping. One function, so both faces
+// behave the same by construction.
+import { createHash } from 'node:crypto';
+import { Compile } from 'typebox/compile';
+import { Value } from 'typebox/value';
+import type { TSchema } from 'typebox';
+import {
+  type BusReply,
+  type Caller,
+  canonicalJson,
+  type ErrorBody,
+  type ErrorCode,
+  errorBody,
+  errorTable,
+  type Names,
+  type Operation,
+} from '../contracts/index.ts';
+import type { GatewayBus } from './bus.ts';
+import type { TokenVerifier } from './tokens.ts';
+
+export type BodyInput = { kind: 'none' } | { kind: 'raw'; text: string } | { kind: 'value'; value: unknown };
+
+export interface CallInput {
+  op: Operation;
+  /** The bearer token, without the "Bearer " prefix; undefined when absent or not a bearer credential. */
+  token: string | undefined;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: BodyInput;
+  idempotencyKey: string | undefined;
+  requestId: string;
+  clientAddress: string;
+}
+
+export interface CallResult {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+  /** Set when the result is a refusal: the typed error object (also in `body`). */
+  error?: ErrorBody;
+}
+
+export const idempotencyKeyLengthMax = 200;
+
+type Check = ReturnType<typeof Compile<TSchema>>;
+interface Validators {
+  params: Check;
+  query: Check;
+  body: Check | null;
+}
+
+export interface PipelineDeps {
+  names: Names;
+  baseUrl: string;
+  bus: GatewayBus;
+  verifier: TokenVerifier;
+}
+
+export class Pipeline {
+  private readonly validators = new Map<string, Validators>();
+
+  constructor(
+    private readonly d: PipelineDeps,
+    ops: readonly Operation[],
+  ) {
+    for (const op of ops) {
+      this.validators.set(op.id, {
+        params: Compile(op.params),
+        query: Compile(op.query),
+        body: op.body ? Compile(op.body) : null,
+      });
+    }
+  }
+
+  refuse(code: ErrorCode, message: string, status?: number, headers: Record<string, string> = {}): CallResult {
+    const body = errorBody(this.d.baseUrl, code, message);
+    return { status: status ?? errorTable[code].status, body, headers, error: body };
+  }
+
+  async run(input: CallInput): Promise<CallResult> {
+    const { op } = input;
+    // 2. Authentication, 3. scope (public operations have neither).
+    let caller: Caller | null = null;
+    if (op.scope !== null) {
+      if (input.token === undefined) {
+        return this.refuse('unauthorized', 'send Authorization: Bearer <token>', undefined, this.challenge());
+      }
+      try {
+        caller = await this.d.verifier.verify(input.token);
+      } catch {
+        return this.refuse('unavailable', 'token keys are not available yet; retry shortly', undefined, { 'retry-after': '1' });
+      }
+      if (!caller) {
+        return this.refuse('unauthorized', 'the bearer token is invalid or expired', undefined, this.challenge('invalid_token'));
+      }
+      if (!caller.scopes.includes(op.scope)) {
+        return this.refuse('forbidden', `this operation needs the scope ${op.scope}`);
+      }
+      if (!op.available) {
+        return this.refuse('not_found', `${op.method} ${op.path} is not available in this version of the service`);
+      }
+    }
+    // 4. Validation of path, query and body.
+    const v = this.validators.get(op.id)!;
+    if (!v.params.Check(input.params)) return this.invalid('path', v.params, input.params);
+    const query = Value.Convert(op.query, input.query) as Record<string, unknown>;
+    if (!v.query.Check(query)) return this.invalid('query', v.query, query);
+    let body: unknown = null;
+    if (v.body) {
+      if (input.body.kind === 'value') body = input.body.value;
+      else if (input.body.kind === 'none' || input.body.text.trim() === '') body = {};
+      else {
+        try {
+          body = JSON.parse(input.body.text);
+        } catch {
+          return this.refuse('validation_failed', 'the request body is not valid JSON', 400);
+        }
+      }
+      if (!v.body.Check(body)) return this.invalid('body', v.body, body);
+    }
+    // 5. Idempotency-Key on mutating operations.
+    let idempotency: { key: string; requestHash: string } | undefined;
+    if (op.mutating) {
+      const key = input.idempotencyKey;
+      if (key === undefined || key.length === 0 || key.length > idempotencyKeyLengthMax) {
+        return this.refuse(
+          'validation_failed',
+          key === undefined || key.length === 0
+            ? 'this operation needs an Idempotency-Key (1 to 200 characters)'
+            : `the Idempotency-Key is ${key.length} characters; at most ${idempotencyKeyLengthMax}`,
+        );
+      }
+      idempotency = { key, requestHash: requestHash(op.id, input.params, body) };
+    }
+    // 6. Dispatch.
+    const d = op.dispatch;
+    if (d.to === 'gateway') throw new Error(`${op.id} is served by the gateway itself, not the pipeline`);
+    const subject =
+      d.to === 'actor' ? this.d.names.actorSubject(d.kind, caller!.principalId) : this.d.names.serviceSubject(d.service);
+    const reply = await this.d.bus.request(subject, {
+      op: op.id,
+      requestId: input.requestId,
+      caller,
+      params: input.params,
+      query,
+      body,
+      ...(idempotency ? { idempotency } : {}),
+      clientAddress: input.clientAddress,
+    });
+    // 7. Reply mapping.
+    return this.fromReply(reply);
+  }
+
+  fromReply(reply: BusReply): CallResult {
+    if (reply.ok) {
+      return { status: reply.status, body: reply.body, headers: reply.replayed ? { 'idempotent-replayed': 'true' } : {} };
+    }
+    const { code, message, retryAfterS } = reply.error;
+    return this.refuse(code, message, undefined, retryAfterS ? { 'retry-after': String(retryAfterS) } : {});
+  }
+
+  private challenge(error?: string): Record<string, string> {
+    const resourceMetadata = `${this.d.baseUrl}/.well-known/oauth-protected-resource`;
+    return {
+      'www-authenticate': `Bearer resource_metadata="${resourceMetadata}"${error ? `, error="${error}"` : ''}`,
+    };
+  }
+
+  private invalid(part: 'path' | 'query' | 'body', check: Check, value: unknown): CallResult {
+    const problems = [...check.Errors(value)]
+      .filter((e) => e.keyword !== 'boolean')
+      .slice(0, 5)
+      .map((e) => `${part}${e.instancePath || ''} ${describe(e)}`);
+    return this.refuse('validation_failed', problems.join('; ') || `${part} does not match the schema`);
+  }
+}
+
+function describe(e: { keyword: string; message: string; params: Record<string, unknown> }): string {
+  if (e.keyword === 'additionalProperties') {
+    return `must not have the properties ${JSON.stringify(e.params.additionalProperties)}`;
+  }
+  if (e.keyword === 'required') return `needs ${JSON.stringify(e.params.requiredProperties ?? e.params)}`;
+  return e.message;
+}
+
+/** What makes two calls "the same request" for Idempotency-Key replay: operation, path parameters and body. */
+export function requestHash(opId: string, params: Record<string, string>, body: unknown): string {
+  return createHash('sha256')
+    .update(`${opId}\n${canonicalJson(params)}\n${canonicalJson(body)}`)
+    .digest('hex');
+}

@@ -1,0 +1,13 @@
+// Public entry of storage/: JetStream definitions, PostgreSQL access and migrations, projections.
+export { activateKey, activeKey, allKeys, type KeyPurpose, type StoredKey } from './keys.ts';
+export {
+  insertLedgerRows,
+  ledgerHasSeq,
+  ledgerRow,
+  readLedgerPage,
+  rebuildLedgerProjection,
+  runLedgerProjector,
+} from './ledger-projection.ts';
+export { connectNats, dropNamespace, duplicateWindowMs, ensureStreams, isNotFound, openBuckets } from './nats.ts';
+export { ensureDatabase, migrate, openPool, type Sql } from './postgres.ts';
+export { countRateWindow, insertSandboxPrincipal, type NewSandboxPrincipal, pruneRateWindows } from './registry.ts';

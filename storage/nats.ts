@@ -1,0 +1,73 @@
+// JetStream streams and KV buckets, created idempotently at start. Every name comes from contracts' names(ns).
+import { type JetStreamManager, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { type NatsConnection, nanos } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import type { Names } from '../contracts/index.ts';
+
+export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+  return connect({
+    servers: url.split(','),
+    name,
+    timeout: 2000,
+    // Reconnect forever: an actor host or gateway outlives a NATS restart and serves again once it is back.
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    pingInterval: 5000,
+  });
+}
+
+/** Duplicate window of the fact streams: a publish retried within it with the same msgID is stored once. */
+export const duplicateWindowMs = 120_000;
+
+export async function ensureStreams(nc: NatsConnection, n: Names, replicas: number): Promise<JetStreamManager> {
+  const jsm = await jetstreamManager(nc);
+  for (const def of Object.values(n.streams)) {
+    const config = {
+      name: def.name,
+      subjects: def.subjects,
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      duplicate_window: nanos(duplicateWindowMs),
+      allow_direct: true,
+      num_replicas: replicas,
+    };
+    try {
+      await jsm.streams.info(def.name);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      try {
+        await jsm.streams.add(config);
+      } catch (addErr) {
+        // Another process created it between our info and add: that is the outcome we wanted.
+        if (!String((addErr as Error).message).includes('already in use')) throw addErr;
+      }
+    }
+  }
+  return jsm;
+}
+
+export async function openBuckets(nc: NatsConnection, n: Names, replicas: number) {
+  const kvm = new Kvm(nc);
+  const leases = await kvm.create(n.buckets.leases, { history: 1, replicas, storage: StorageType.File });
+  const snapshots = await kvm.create(n.buckets.snapshots, { history: 1, replicas, storage: StorageType.File });
+  return { leases, snapshots };
+}
+
+/** Remove everything of a namespace (streams and buckets). Used by tests to clean up their private namespace. */
+export async function dropNamespace(nc: NatsConnection, n: Names): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const all = [...Object.values(n.streams).map((s) => s.name), ...Object.values(n.buckets).map((b) => `KV_${b}`)];
+  for (const name of all) {
+    try {
+      await jsm.streams.delete(name);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}
+
+export function isNotFound(err: unknown): boolean {
+  const e = err as { code?: number | string; api_error?: { err_code?: number }; message?: string };
+  return e?.api_error?.err_code === 10059 || e?.code === 404 || /not found/i.test(String(e?.message));
+}

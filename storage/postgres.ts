@@ -1,0 +1,58 @@
+// PostgreSQL: connection, database creation and migrations. Migrations are the numbered .sql files beside this
+// module, applied once each, in order, under an advisory lock so concurrent starts do not race.
+import { readdir, readFile } from 'node:fs/promises';
+import postgres from 'postgres';
+
+export type Sql = postgres.Sql<Record<string, never>>;
+
+const migrationsDir = new URL('./migrations/', import.meta.url);
+
+export function openPool(url: string, max = 10): Sql {
+  return postgres(url, {
+    max,
+    onnotice: () => {},
+    // int8 columns hold cents and stream sequences, always within Number.MAX_SAFE_INTEGER.
+    types: {
+      bigint: { to: 20, from: [20], serialize: (x: number) => String(x), parse: (x: string) => Number(x) },
+    },
+  }) as unknown as Sql;
+}
+
+/** Create the database named in the URL if it does not exist (connecting to the server's `postgres` database). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const dbName = decodeURIComponent(target.pathname.replace(/^\//, ''));
+  if (!dbName) return;
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const sql = postgres(admin.toString(), { max: 1, onnotice: () => {}, connect_timeout: 3 });
+  try {
+    const rows = await sql`SELECT 1 FROM pg_database WHERE datname = ${dbName}`;
+    if (rows.length === 0) {
+      try {
+        await sql.unsafe(`CREATE DATABASE "${dbName.replace(/"/g, '""')}"`);
+      } catch (err) {
+        if ((err as { code?: string }).code !== '42P04') throw err; // created concurrently
+      }
+    }
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+export async function migrate(sql: Sql): Promise<string[]> {
+  const files = (await readdir(migrationsDir)).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+  const applied: string[] = [];
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext('assay.migrations'))`;
+    await tx`CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
+    const done = new Set((await tx<{ version: string }[]>`SELECT version FROM schema_migrations`).map((r) => r.version));
+    for (const file of files) {
+      if (done.has(file)) continue;
+      await tx.unsafe(await readFile(new URL(file, migrationsDir), 'utf8'));
+      await tx`INSERT INTO schema_migrations (version) VALUES (${file})`;
+      applied.push(file);
+    }
+  });
+  return applied;
+}

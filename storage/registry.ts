@@ -1,0 +1,41 @@
+// Principals, agents and mandates in PostgreSQL.
+import type { MandateT } from '../contracts/index.ts';
+import type { Sql } from './postgres.ts';
+
+export interface NewSandboxPrincipal {
+  principalId: string;
+  agentId: string;
+  agentName: string | null;
+  mandate: MandateT;
+  at: string;
+}
+
+/** One transaction: a sandbox principal, its first agent and its active test mandate. */
+export async function insertSandboxPrincipal(sql: Sql, p: NewSandboxPrincipal): Promise<void> {
+  const m = p.mandate;
+  await sql.begin(async (tx) => {
+    await tx`INSERT INTO principals (id, sandbox, created_at) VALUES (${p.principalId}, true, ${p.at})`;
+    await tx`INSERT INTO agents (id, principal_id, name, sandbox, created_at)
+             VALUES (${p.agentId}, ${p.principalId}, ${p.agentName}, true, ${p.at})`;
+    await tx`INSERT INTO mandates (id, principal_id, per_item_cap_cents, min_trust, min_judge_version,
+                                   reject_open_judge_errata, revoked, sandbox, created_at)
+             VALUES (${m.id}, ${m.principalId}, ${m.perItemCapCents}, ${m.minTrust}, ${m.minJudgeVersion},
+                     ${m.rejectOpenJudgeErrata}, ${m.revoked}, ${m.sandbox}, ${m.createdAt})`;
+  });
+}
+
+/**
+ * Count one hit in the fixed one-minute window of `bucket` and return the count including it. One statement, so
+ * every gateway and service process shares the same window.
+ */
+export async function countRateWindow(sql: Sql, bucket: string, windowStart: Date): Promise<number> {
+  const [row] = await sql<{ count: number }[]>`
+    INSERT INTO rate_windows (bucket, window_start, count) VALUES (${bucket}, ${windowStart}, 1)
+    ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_windows.count + 1
+    RETURNING count`;
+  return row!.count;
+}
+
+export async function pruneRateWindows(sql: Sql, before: Date): Promise<void> {
+  await sql`DELETE FROM rate_windows WHERE window_start < ${before}`;
+}
