@@ -77,7 +77,12 @@ export interface BusRequest {
 }
 
 export type BusReply =
-  | { ok: true; status: number; body: unknown; /** The stored result of an earlier call with this key. */ replayed?: boolean }
+  | {
+      ok: true;
+      status: number;
+      body: unknown /** The stored result of an earlier call with this key. */;
+      replayed?: boolean;
+    }
   | { ok: false; error: { code: ErrorCode; message: string; retryAfterS?: number } };
 
 export function okReply(status: number, body: unknown): BusReply {

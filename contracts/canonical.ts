@@ -2,7 +2,8 @@
 // serialised as ECMAScript does (which is what RFC 8785 specifies). Used for request hashes and signed documents.
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') {
-    if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError('non-finite number in canonical JSON');
+    if (typeof value === 'number' && !Number.isFinite(value))
+      throw new TypeError('non-finite number in canonical JSON');
     if (value === undefined || typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') {
       throw new TypeError(`cannot canonicalise a ${typeof value}`);
     }

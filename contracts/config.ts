@@ -44,9 +44,19 @@ export const configKeys = {
     str,
     'Prefix of every stream, bucket and subject, so deployments and test runs can share one NATS.',
   ),
-  baseUrl: key('ASSAY_BASE_URL', '', str, 'Public URL of the gateway, used in absolute URLs such as docs_url. Default http://HOST:PORT.'),
+  baseUrl: key(
+    'ASSAY_BASE_URL',
+    '',
+    str,
+    'Public URL of the gateway, used in absolute URLs such as docs_url. Default http://HOST:PORT.',
+  ),
   logLevel: key('LOG_LEVEL', 'info', str, 'pino log level: fatal, error, warn, info, debug, trace or silent.'),
-  bodyBytesMax: key('ASSAY_BODY_BYTES_MAX', 1_048_576, int(1024, 64 * 1_048_576), 'Largest request body; larger gets 413.'),
+  bodyBytesMax: key(
+    'ASSAY_BODY_BYTES_MAX',
+    1_048_576,
+    int(1024, 64 * 1_048_576),
+    'Largest request body; larger gets 413.',
+  ),
   requestTimeoutMs: key(
     'ASSAY_REQUEST_TIMEOUT_MS',
     5000,
@@ -65,7 +75,12 @@ export const configKeys = {
     int(500, 600_000),
     'A shard lease not renewed for this long is taken over by another host.',
   ),
-  leaseRenewMs: key('ASSAY_LEASE_RENEW_MS', 750, int(100, 300_000), 'How often a host renews its leases and rebalances.'),
+  leaseRenewMs: key(
+    'ASSAY_LEASE_RENEW_MS',
+    750,
+    int(100, 300_000),
+    'How often a host renews its leases and rebalances.',
+  ),
   mailboxDepthMax: key(
     'ASSAY_MAILBOX_DEPTH_MAX',
     1000,
@@ -104,7 +119,12 @@ export const configKeys = {
     bool,
     'Take the client address from X-Forwarded-For (only behind a proxy that sets it).',
   ),
-  streamReplicas: key('ASSAY_STREAM_REPLICAS', 1, int(1, 5), 'JetStream replicas of streams and buckets; 3 in production.'),
+  streamReplicas: key(
+    'ASSAY_STREAM_REPLICAS',
+    1,
+    int(1, 5),
+    'JetStream replicas of streams and buckets; 3 in production.',
+  ),
   shutdownGraceMs: key(
     'ASSAY_SHUTDOWN_GRACE_MS',
     10_000,
@@ -140,8 +160,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     problems.push('ASSAY_LEASE_RENEW_MS must be at most half of ASSAY_LEASE_TTL_MS, or leases lapse between renewals');
   }
   if (problems.length > 0) throw new Error(`bad configuration:\n  ${problems.join('\n  ')}`);
-  if (config.baseUrl === '') out.baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`;
+  if (config.baseUrl === '')
+    out.baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`;
   out.baseUrl = String(out.baseUrl).replace(/\/+$/, '');
   assert(typeof out.baseUrl === 'string');
   return Object.freeze(out) as Config;
+}
+
+/** The README's configuration table, generated from `configKeys` (`npm run docs` rewrites it; a test compares). */
+export function configMarkdownTable(): string {
+  const rows = Object.values(configKeys).map((k) => {
+    const def = k.default === '' ? '(derived)' : `\`${String(k.default)}\``;
+    return `| \`${k.env}\` | ${def} | ${k.description} |`;
+  });
+  return ['| variable | default | meaning |', '| --- | --- | --- |', ...rows].join('\n');
 }

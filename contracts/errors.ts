@@ -85,7 +85,8 @@ export const errorTable = {
     status: 403,
     remediation: 'relax_judge_filter',
     retryable: false,
-    title: "The report's judge version is below the mandate minimum, or open judge errata exist and the mandate rejects them.",
+    title:
+      "The report's judge version is below the mandate minimum, or open judge errata exist and the mandate rejects them.",
   },
   pending_approval: {
     status: 403,
@@ -139,7 +140,13 @@ export function errorDocsUrl(baseUrl: string, code: ErrorCode): string {
 
 export function errorBody(baseUrl: string, code: ErrorCode, message: string): ErrorBody {
   const spec = errorTable[code];
-  return { code, message, remediation: spec.remediation, retryable: spec.retryable, docs_url: errorDocsUrl(baseUrl, code) };
+  return {
+    code,
+    message,
+    remediation: spec.remediation,
+    retryable: spec.retryable,
+    docs_url: errorDocsUrl(baseUrl, code),
+  };
 }
 
 /**

@@ -366,7 +366,14 @@ export const operations: readonly Operation[] = [
 /** Errors every agent operation can answer, whatever its handler does. */
 export function pipelineErrors(op: Operation): ErrorCode[] {
   if (op.audience !== 'agent') return op.errors.includes('rate_limited') ? ['validation_failed', 'unavailable'] : [];
-  const codes: ErrorCode[] = ['unauthorized', 'forbidden', 'validation_failed', 'not_found', 'rate_limited', 'unavailable'];
+  const codes: ErrorCode[] = [
+    'unauthorized',
+    'forbidden',
+    'validation_failed',
+    'not_found',
+    'rate_limited',
+    'unavailable',
+  ];
   if (op.mutating) codes.push('idempotency_conflict');
   return codes;
 }

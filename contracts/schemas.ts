@@ -18,12 +18,17 @@ const Limit = Type.Integer({
   description: `Page size, 1 to ${pageLimits.max}; default ${pageLimits.default}.`,
 });
 
-export const PageQuery = Type.Object({ cursor: Type.Optional(Cursor), limit: Type.Optional(Limit) }, { additionalProperties: false });
+export const PageQuery = Type.Object(
+  { cursor: Type.Optional(Cursor), limit: Type.Optional(Limit) },
+  { additionalProperties: false },
+);
 
 const Page = <T extends TSchema>(item: T) =>
   Type.Object({
     items: Type.Array(item),
-    next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Cursor of the next page, null on the last.' }),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Cursor of the next page, null on the last.',
+    }),
   });
 
 export const ErrorObject = Type.Object(
@@ -345,7 +350,10 @@ export const DigestParams = Type.Object(
 );
 export const OrderIdParams = Type.Object({ order_id: Uuid() }, { additionalProperties: false });
 export const SubscriptionIdParams = Type.Object({ subscription_id: Uuid() }, { additionalProperties: false });
-export const EventIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
+export const EventIdParams = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 100 }) },
+  { additionalProperties: false },
+);
 export const NoParams = Type.Object({}, { additionalProperties: false });
 
 export const Health = Type.Object({ status: Type.Literal('ok'), nats: Type.Boolean() });

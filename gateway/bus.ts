@@ -34,7 +34,11 @@ export class GatewayBus {
       const name = (err as Error)?.name ?? '';
       const text = `${name} ${(err as Error)?.message ?? ''}`;
       if (/no ?responders/i.test(text)) {
-        return errorReply('unavailable', 'no process serves this request right now (shards may be moving); retry shortly', 1);
+        return errorReply(
+          'unavailable',
+          'no process serves this request right now (shards may be moving); retry shortly',
+          1,
+        );
       }
       if (/timeout/i.test(text)) {
         return errorReply(

@@ -17,8 +17,7 @@ export function openApiDocument(ops: readonly Operation[], baseUrl: string) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of ops) {
     if (!op.available) continue;
-    const item = (paths[op.path] ??= {});
-    item[op.method.toLowerCase()] = operationObject(op);
+    paths[op.path] = { ...paths[op.path], [op.method.toLowerCase()]: operationObject(op) };
   }
   return {
     openapi: '3.1.0',
@@ -84,7 +83,9 @@ function operationObject(op: Operation) {
     ...(op.tool ? { 'x-mcp-tool': op.tool } : {}),
     'x-dispatch': op.dispatch,
     parameters,
-    ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: plain(op.body) } } } } : {}),
+    ...(op.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: plain(op.body) } } } }
+      : {}),
     responses,
   };
 }

@@ -89,10 +89,17 @@ export class Pipeline {
       try {
         caller = await this.d.verifier.verify(input.token);
       } catch {
-        return this.refuse('unavailable', 'token keys are not available yet; retry shortly', undefined, { 'retry-after': '1' });
+        return this.refuse('unavailable', 'token keys are not available yet; retry shortly', undefined, {
+          'retry-after': '1',
+        });
       }
       if (!caller) {
-        return this.refuse('unauthorized', 'the bearer token is invalid or expired', undefined, this.challenge('invalid_token'));
+        return this.refuse(
+          'unauthorized',
+          'the bearer token is invalid or expired',
+          undefined,
+          this.challenge('invalid_token'),
+        );
       }
       if (!caller.scopes.includes(op.scope)) {
         return this.refuse('forbidden', `this operation needs the scope ${op.scope}`);
@@ -137,7 +144,9 @@ export class Pipeline {
     const d = op.dispatch;
     if (d.to === 'gateway') throw new Error(`${op.id} is served by the gateway itself, not the pipeline`);
     const subject =
-      d.to === 'actor' ? this.d.names.actorSubject(d.kind, caller!.principalId) : this.d.names.serviceSubject(d.service);
+      d.to === 'actor'
+        ? this.d.names.actorSubject(d.kind, caller!.principalId)
+        : this.d.names.serviceSubject(d.service);
     const reply = await this.d.bus.request(subject, {
       op: op.id,
       requestId: input.requestId,
@@ -154,7 +163,11 @@ export class Pipeline {
 
   fromReply(reply: BusReply): CallResult {
     if (reply.ok) {
-      return { status: reply.status, body: reply.body, headers: reply.replayed ? { 'idempotent-replayed': 'true' } : {} };
+      return {
+        status: reply.status,
+        body: reply.body,
+        headers: reply.replayed ? { 'idempotent-replayed': 'true' } : {},
+      };
     }
     const { code, message, retryAfterS } = reply.error;
     return this.refuse(code, message, undefined, retryAfterS ? { 'retry-after': String(retryAfterS) } : {});

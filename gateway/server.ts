@@ -153,9 +153,14 @@ export class Gateway {
     const query = parseQuery(rawQuery);
     const hasBody = method === 'POST' || method === 'PUT' || method === 'PATCH';
     if (this.draining || this.inflight >= this.o.config.inflightMax) {
-      const result = this.pipeline.refuse('unavailable', 'this gateway is at capacity or shutting down; retry', undefined, {
-        'retry-after': '1',
-      });
+      const result = this.pipeline.refuse(
+        'unavailable',
+        'this gateway is at capacity or shutting down; retry',
+        undefined,
+        {
+          'retry-after': '1',
+        },
+      );
       this.write(res, requestId, result, state);
       return;
     }
@@ -182,7 +187,8 @@ export class Gateway {
           return this.pipeline.refuse('unavailable', 'the gateway failed to process the request');
         })
         .then((result) => {
-          if (result.status >= 500) this.o.log.warn({ requestId, op: op.id, code: result.error?.code }, 'request refused');
+          if (result.status >= 500)
+            this.o.log.warn({ requestId, op: op.id, code: result.error?.code }, 'request refused');
           this.write(res, requestId, result, state);
         })
         .finally(() => this.done());
@@ -212,7 +218,12 @@ export class Gateway {
     const page = op.dispatch.to === 'gateway' ? op.dispatch.page : null;
     const state = { aborted: false };
     if (page === 'healthz') {
-      this.write(res, requestId, { status: 200, body: { status: 'ok', nats: this.bus.isConnected() }, headers: {} }, state);
+      this.write(
+        res,
+        requestId,
+        { status: 200, body: { status: 'ok', nats: this.bus.isConnected() }, headers: {} },
+        state,
+      );
     } else if (page === 'openapi') {
       this.writeRaw(res, requestId, 200, 'application/json', this.openapiJson);
     } else {
@@ -270,4 +281,3 @@ function parseQuery(raw: string): Record<string, unknown> {
   for (const [k, v] of new URLSearchParams(raw)) out[k] = v;
   return out;
 }
-

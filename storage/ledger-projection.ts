@@ -143,7 +143,7 @@ export async function rebuildLedgerProjection(nc: NatsConnection, sql: Sql, n: N
   const info = await jsm.streams.info(n.streams.ledger.name);
   const lastSeq = info.state.last_seq;
   if (info.state.messages === 0) return 0;
-  const consumer = await jetstream(nc).consumers.get(n.streams.ledger.name, { filter_subjects: n.streams.ledger.subjects });
+  const consumer = await jetstream(nc).consumers.get(n.streams.ledger.name);
   const messages = await consumer.consume({ max_messages: 2000 });
   let rows: LedgerRow[] = [];
   let count = 0;

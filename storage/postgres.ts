@@ -46,7 +46,9 @@ export async function migrate(sql: Sql): Promise<string[]> {
   await sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtext('assay.migrations'))`;
     await tx`CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
-    const done = new Set((await tx<{ version: string }[]>`SELECT version FROM schema_migrations`).map((r) => r.version));
+    const done = new Set(
+      (await tx<{ version: string }[]>`SELECT version FROM schema_migrations`).map((r) => r.version),
+    );
     for (const file of files) {
       if (done.has(file)) continue;
       await tx.unsafe(await readFile(new URL(file, migrationsDir), 'utf8'));

@@ -45,7 +45,11 @@ export interface TokenRequest {
   jti: string;
 }
 
-export async function signAgentToken(key: StoredKey, t: TokenRequest, clock: Clock): Promise<{ token: string; exp: number }> {
+export async function signAgentToken(
+  key: StoredKey,
+  t: TokenRequest,
+  clock: Clock,
+): Promise<{ token: string; exp: number }> {
   const iat = Math.floor(clock.nowMs() / 1000);
   const exp = iat + t.ttlSeconds;
   const claims: Omit<AgentTokenClaims, 'iss' | 'aud' | 'exp' | 'iat' | 'jti' | 'sub'> = {

@@ -21,7 +21,9 @@ export async function ledgerService(nc: NatsConnection, sql: Sql, names: Names) 
   const jsm = await jetstreamManager(nc);
 
   const waitForProjection = async (principalId: string) => {
-    const last = await jsm.direct.getMessage(names.streams.ledger.name, { last_by_subj: names.ledgerSubject(principalId) });
+    const last = await jsm.direct.getMessage(names.streams.ledger.name, {
+      last_by_subj: names.ledgerSubject(principalId),
+    });
     if (!last) return;
     const deadline = Date.now() + catchUpWaitMs;
     while (!(await ledgerHasSeq(sql, last.seq)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));

@@ -149,14 +149,10 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
           const stored = state.idempotency.get(key);
           if (stored) return { reply: okReply(stored.reply.status, stored.reply.body) };
           if (g.amountCents === 0) return { reply: okReply(200, { balance_cents: state.availableCents }) };
-          return credit(
-            state,
-            'sandbox_grant',
-            g.amountCents,
-            { key, requestHash: key, agentId: '' },
-            true,
-            { status: 200, body: { balance_cents: state.availableCents + g.amountCents } },
-          );
+          return credit(state, 'sandbox_grant', g.amountCents, { key, requestHash: key, agentId: '' }, true, {
+            status: 200,
+            body: { balance_cents: state.availableCents + g.amountCents },
+          });
         }
         default:
           return { reply: errorReply('not_found', `the principal actor has no operation ${req.op}`) };

@@ -125,7 +125,8 @@ export class ActorHost {
     this.subs.delete(key);
     // Cached state of a shard we no longer own may go stale; commands already running finish on their own cells
     // and are still protected by the expected-sequence append.
-    for (const [k, cell] of this.cells) if (cell.behaviour.kind === ref.kind && cell.shard === ref.shard) this.cells.delete(k);
+    for (const [k, cell] of this.cells)
+      if (cell.behaviour.kind === ref.kind && cell.shard === ref.shard) this.cells.delete(k);
   }
 
   private enqueue(behaviour: ActorBehaviour<any, any>, shard: number, msg: Msg): void {
@@ -277,4 +278,3 @@ function isConflictOrLostAck(err: unknown): boolean {
   const text = `${e?.name ?? ''} ${e?.message ?? ''}`;
   return e?.code === 10071 || /wrong last sequence|timeout|TimeoutError/i.test(text);
 }
-

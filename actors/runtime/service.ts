@@ -50,11 +50,19 @@ export function serveService(
 }
 
 /** Send a request over the bus and decode the reply; transport failures become `unavailable`. */
-export async function busRequest(nc: NatsConnection, subject: string, req: BusRequest, timeoutMs: number): Promise<BusReply> {
+export async function busRequest(
+  nc: NatsConnection,
+  subject: string,
+  req: BusRequest,
+  timeoutMs: number,
+): Promise<BusReply> {
   try {
     const msg = await nc.request(subject, encoder.encode(JSON.stringify(req)), { timeout: timeoutMs });
     return msg.json<BusReply>();
   } catch (err) {
-    return errorReply('unavailable', `no answer from ${subject.split('.').slice(1, 3).join('.')}: ${(err as Error).message}`);
+    return errorReply(
+      'unavailable',
+      `no answer from ${subject.split('.').slice(1, 3).join('.')}: ${(err as Error).message}`,
+    );
   }
 }

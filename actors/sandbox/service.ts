@@ -38,7 +38,8 @@ export interface SandboxDeps {
 
 export function sandboxService(d: SandboxDeps) {
   return async (req: BusRequest): Promise<BusReply> => {
-    if (req.op !== 'registerSandboxAgent') return errorReply('not_found', `the sandbox service has no operation ${req.op}`);
+    if (req.op !== 'registerSandboxAgent')
+      return errorReply('not_found', `the sandbox service has no operation ${req.op}`);
     const nowMs = d.clock.nowMs();
     const windowStart = new Date(nowMs - (nowMs % 60_000));
     const count = await countRateWindow(d.sql, `sandbox:${req.clientAddress ?? 'unknown'}`, windowStart);

@@ -1,0 +1,29 @@
+// Regenerates the generated parts of the docs: the README's configuration table and docs/openapi.json.
+// `npm run docs` runs it; test/spine/docs.test.ts fails when the committed files differ from what it would write.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { configMarkdownTable, operations } from '../contracts/index.ts';
+import { openApiDocument } from '../gateway/index.ts';
+
+const root = new URL('../', import.meta.url);
+export const readmeUrl = new URL('README.md', root);
+export const openapiUrl = new URL('docs/openapi.json', root);
+const start = '<!-- config:start -->';
+const end = '<!-- config:end -->';
+
+export function renderReadme(current: string): string {
+  const i = current.indexOf(start);
+  const j = current.indexOf(end);
+  if (i < 0 || j < i) throw new Error('README.md lacks the config markers');
+  return `${current.slice(0, i + start.length)}\n${configMarkdownTable()}\n${current.slice(j)}`;
+}
+
+/** The document as served with the default base URL, for readers who do not run the service. */
+export function renderOpenapi(): string {
+  return `${JSON.stringify(openApiDocument(operations, 'http://127.0.0.1:8080'), null, 2)}\n`;
+}
+
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {
+  writeFileSync(readmeUrl, renderReadme(readFileSync(readmeUrl, 'utf8')));
+  writeFileSync(openapiUrl, renderOpenapi());
+  console.log('README.md configuration table and docs/openapi.json regenerated');
+}

@@ -1,0 +1,26 @@
+// Runs every test file with node's test runner (Node 20's runner does not discover .ts files itself).
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const filter = process.argv.slice(2);
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) return name === 'bench' || name === 'node_modules' ? [] : walk(p);
+    return name.endsWith('.test.ts') ? [p] : [];
+  });
+}
+
+const files = walk(join(root, 'test'))
+  .map((f) => relative(root, f))
+  .filter((f) => filter.length === 0 || filter.some((x) => f.includes(x)))
+  .sort();
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  { cwd: root, stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,199 @@
+// The first vertical: sandbox registration, top-ups, balance and ledger, under concurrency, with the ledger
+// projection checked against the stream and rebuilt by replay.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { jetstream } from '@nats-io/jetstream';
+import { decodeProtectedHeader, decodeJwt } from 'jose';
+import type { LedgerFact } from '../../contracts/index.ts';
+import { ledgerRow, openPool, rebuildLedgerProjection } from '../../storage/index.ts';
+import { isTypedError } from '../support/http.ts';
+import { eventually, startSystem, type TestSystem } from '../support/system.ts';
+
+let sys: TestSystem;
+before(async () => {
+  sys = await startSystem();
+});
+after(async () => {
+  await sys.stop();
+});
+
+async function streamFacts(): Promise<{ seq: number; fact: LedgerFact }[]> {
+  const js = jetstream(sys.nc);
+  const name = sys.names.streams.ledger.name;
+  const info = await (await js.jetstreamManager()).streams.info(name);
+  if (info.state.messages === 0) return [];
+  const consumer = await js.consumers.get(name);
+  const out: { seq: number; fact: LedgerFact }[] = [];
+  const messages = await consumer.consume();
+  for await (const m of messages) {
+    out.push({ seq: m.seq, fact: m.json() });
+    if (m.seq >= info.state.last_seq) break;
+  }
+  await messages.close();
+  return out;
+}
+
+async function projectionRows() {
+  return sys.sql`SELECT stream_seq, id, principal_id, type, amount_cents, balance_after_cents, reference, run_id,
+                        sandbox, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+                 FROM ledger_entries ORDER BY stream_seq`;
+}
+
+async function projectionMatchesStream() {
+  const facts = await streamFacts();
+  const rows = await eventually('projection to catch up', async () => {
+    const r = await projectionRows();
+    return r.length === facts.length ? r : undefined;
+  });
+  facts.forEach(({ seq, fact }, i) => {
+    assert.deepEqual({ ...rows[i] }, { ...ledgerRow(seq, fact) });
+  });
+  return rows.length;
+}
+
+describe('sandbox registration', () => {
+  test('[SPINE-SANDBOX] returns an ES256 bearer token, test credits and an active test mandate', async () => {
+    const r = await sys.call('POST', '/sandbox/agents', { body: { name: 'fleet-a' } });
+    assert.equal(r.status, 201);
+    const b = r.body;
+    assert.equal(b.token_type, 'Bearer');
+    assert.equal(b.sandbox, true);
+    assert.deepEqual(b.scopes, ['read:artifact', 'read:trust', 'purchase']);
+    assert.equal(decodeProtectedHeader(b.token).alg, 'ES256');
+    const claims = decodeJwt(b.token);
+    assert.equal(claims.principal_id, b.principal_id);
+    assert.equal(claims.agent_id, b.agent_id);
+    assert.equal(claims.sandbox, true);
+    assert.equal(claims.scope, 'read:artifact read:trust purchase');
+    assert.ok(typeof claims.exp === 'number' && claims.exp * 1000 > Date.now());
+    assert.equal(b.balance_cents, sys.config.sandboxGrantCents);
+    assert.equal(b.mandate.revoked, false);
+    assert.equal(b.mandate.principalId, b.principal_id);
+    const bal = await sys.call('GET', '/v1/balance', { token: b.token });
+    assert.deepEqual(bal.body, { balance_cents: sys.config.sandboxGrantCents, currency: 'credit' });
+    const [row] = await sys.sql`SELECT revoked, sandbox FROM mandates WHERE principal_id = ${b.principal_id}`;
+    assert.deepEqual({ ...row }, { revoked: false, sandbox: true });
+  });
+
+  test('[SPINE-VALIDATION] registration with unknown properties gets 422 and creates nothing', async () => {
+    const count = async () => (await sys.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM principals`)[0]!.n;
+    const before = await count();
+    const r = await sys.call('POST', '/sandbox/agents', { body: { name: 'x', admin: true } });
+    assert.equal(r.status, 422);
+    assert.ok(isTypedError(r.body, 'validation_failed'));
+    assert.equal(await count(), before);
+  });
+
+  test('[SPINE-SANDBOX-RATE] registration is limited per client address with 429 rate_limited', async () => {
+    const limited = await startSystem({ ASSAY_SANDBOX_REGISTRATIONS_PER_MINUTE: '2' });
+    try {
+      // Six at once: even if a minute boundary splits them, at most 2 + 2 fit.
+      const replies = await Promise.all(
+        Array.from({ length: 6 }, () => limited.call('POST', '/sandbox/agents', { body: {} })),
+      );
+      const refused = replies.filter((r) => r.status === 429);
+      assert.ok(refused.length >= 2, `refused ${refused.length}`);
+      for (const r of refused) {
+        assert.ok(isTypedError(r.body, 'rate_limited'));
+        assert.equal(r.body.retryable, true);
+        assert.ok(Number(r.headers.get('retry-after')) >= 1);
+      }
+      assert.ok(replies.every((r) => r.status === 201 || r.status === 429));
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
+describe('ledger', () => {
+  test('[SPINE-LEDGER] newest first, cursor pages visit every entry once, ids stable, limit bounded', async () => {
+    const a = await sys.register();
+    for (let i = 1; i <= 7; i++) {
+      const r = await sys.call('POST', '/v1/topups', { token: a.token, body: { credits: i }, key: `l-${i}` });
+      assert.equal(r.status, 201);
+    }
+    const seen: any[] = [];
+    let cursor: string | null = null;
+    do {
+      const r: any = await sys.call('GET', `/v1/ledger?limit=3${cursor ? `&cursor=${cursor}` : ''}`, {
+        token: a.token,
+      });
+      assert.equal(r.status, 200);
+      assert.ok(r.body.items.length <= 3);
+      seen.push(...r.body.items);
+      cursor = r.body.next_cursor;
+    } while (cursor);
+    assert.equal(seen.length, 8, 'the grant and seven top-ups');
+    assert.deepEqual(
+      seen.map((e) => e.amount_cents),
+      [700, 600, 500, 400, 300, 200, 100, sys.config.sandboxGrantCents],
+    );
+    assert.equal(seen.at(-1).type, 'sandbox_grant');
+    assert.equal(seen[0].balance_after_cents, sys.config.sandboxGrantCents + 2800);
+    assert.equal(new Set(seen.map((e) => e.id)).size, 8);
+    const again = await sys.call('GET', '/v1/ledger', { token: a.token });
+    assert.deepEqual(
+      again.body.items.map((e: any) => e.id),
+      seen.map((e) => e.id),
+    );
+    assert.equal((await sys.call('GET', '/v1/ledger?limit=201', { token: a.token })).status, 422);
+    const bad = await sys.call('GET', '/v1/ledger?cursor=bm9wZQ', { token: a.token });
+    assert.equal(bad.status, 422);
+    assert.ok(isTypedError(bad.body, 'validation_failed'));
+    const other = await sys.register();
+    const theirs = await sys.call('GET', '/v1/ledger', { token: other.token });
+    assert.equal(theirs.body.items.length, 1, 'another principal sees only its own grant');
+  });
+});
+
+describe('concurrency and projections', () => {
+  test('[SPINE-CONCURRENCY] 50 agents x 20 concurrent top-ups with replays: exact balances, projection = stream', async () => {
+    const agents = await Promise.all(Array.from({ length: 50 }, () => sys.register()));
+    const expected = new Map<string, number>();
+    const results = await Promise.all(
+      agents.flatMap((a, ai) =>
+        Array.from({ length: 20 }, async (_, i) => {
+          const credits = ((ai + i) % 9) + 1;
+          const first = await sys.call('POST', '/v1/topups', { token: a.token, body: { credits }, key: `c-${i}` });
+          // Replay every third key: must change nothing.
+          const replay =
+            i % 3 === 0
+              ? await sys.call('POST', '/v1/topups', { token: a.token, body: { credits }, key: `c-${i}` })
+              : null;
+          return { a, credits, first, replay };
+        }),
+      ),
+    );
+    for (const { a, credits, first, replay } of results) {
+      assert.equal(first.status, 201, JSON.stringify(first.body));
+      if (replay) {
+        assert.equal(replay.status, 201);
+        assert.deepEqual(replay.body, first.body);
+      }
+      expected.set(a.principalId, (expected.get(a.principalId) ?? a.balanceCents) + credits * 100);
+    }
+    for (const a of agents) {
+      const r = await sys.call('GET', '/v1/balance', { token: a.token });
+      assert.equal(r.body.balance_cents, expected.get(a.principalId));
+    }
+    const count = await projectionMatchesStream();
+    assert.ok(count >= 50 * 21);
+  });
+
+  test('[SPINE-REBUILD] dropping and rebuilding the ledger projection by replay gives identical rows', async () => {
+    await projectionMatchesStream();
+    const before = await projectionRows();
+    const sql = openPool(sys.config.databaseUrl, 2);
+    try {
+      const replayed = await rebuildLedgerProjection(sys.nc, sql, sys.names);
+      assert.equal(replayed, before.length);
+    } finally {
+      await sql.end();
+    }
+    const afterRows = await projectionRows();
+    assert.equal(afterRows.length, before.length);
+    afterRows.forEach((r, i) => {
+      assert.deepEqual({ ...r }, { ...before[i] });
+    });
+  });
+});

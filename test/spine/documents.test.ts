@@ -1,0 +1,104 @@
+// Generated faces of the operation table: routing (every agent route answers the typed error without a token),
+// the OpenAPI 3.1 document and the errors page, checked against each other and against the tables.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { errorCodes, errorTable, operations, pipelineErrors } from '../../contracts/index.ts';
+import { isTypedError } from '../support/http.ts';
+import { startSystem, type TestSystem } from '../support/system.ts';
+
+let sys: TestSystem;
+before(async () => {
+  sys = await startSystem();
+});
+after(async () => {
+  await sys.stop();
+});
+
+const concrete = (path: string) =>
+  path
+    .replace('{digest}', `sha256:${'a'.repeat(64)}`)
+    .replace('{subject}', 'agent:00000000-0000-4000-8000-000000000000')
+    .replace(/\{[a-z_]+\}/g, '00000000-0000-4000-8000-000000000000');
+
+const agentRoutes = operations.filter((op) => op.audience === 'agent');
+
+test('[SPINE-TYPED-ERRORS] the table holds all 16 agent routes of the spec', () => {
+  assert.equal(agentRoutes.length, 16);
+});
+
+for (const op of agentRoutes) {
+  test(`[SPINE-TYPED-ERRORS] ${op.method} ${op.path} answers 401 with the typed error object without a token`, async () => {
+    const r = await sys.call(op.method, concrete(op.path), op.body ? { body: {}, key: 'k' } : {});
+    assert.equal(r.status, 401);
+    assert.ok(isTypedError(r.body, 'unauthorized'), JSON.stringify(r.body));
+    assert.equal(r.body.remediation, 'authenticate');
+    assert.equal(r.body.retryable, false);
+    assert.ok(r.body.docs_url.startsWith(`${sys.baseUrl}/docs/errors#`));
+  });
+}
+
+test('[SPINE-OPENAPI] /openapi.json passes an independent OpenAPI 3.1 validator', async () => {
+  const r = await sys.call('GET', '/openapi.json');
+  assert.equal(r.status, 200);
+  const result = await new Validator().validate(r.body);
+  assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+  assert.equal(r.body.openapi, '3.1.0');
+  assert.equal(r.body.info.version, '1.0.0');
+  assert.deepEqual(r.body.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+});
+
+test('[SPINE-OPENAPI] the document lists every available operation of the table, and only those', async () => {
+  const doc = (await sys.call('GET', '/openapi.json')).body;
+  const listed = new Set<string>();
+  for (const [path, item] of Object.entries<any>(doc.paths)) {
+    for (const [method, o] of Object.entries<any>(item)) listed.add(`${method.toUpperCase()} ${path} ${o.operationId}`);
+  }
+  const expected = new Set(operations.filter((op) => op.available).map((op) => `${op.method} ${op.path} ${op.id}`));
+  assert.deepEqual(listed, expected);
+  for (const op of operations.filter((o) => o.available && o.scope)) {
+    const o = doc.paths[op.path][op.method.toLowerCase()];
+    assert.deepEqual(o.security, [{ bearer: [] }]);
+    if (op.tool) assert.equal(o['x-mcp-tool'], op.tool);
+    if (op.mutating)
+      assert.ok(o.parameters.some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key' && p.required));
+    for (const code of pipelineErrors(op)) {
+      const response = o.responses[String(errorTable[code].status)];
+      assert.ok(response, `${op.id} documents ${code}`);
+      assert.equal(response.content['application/json'].schema.$ref, '#/components/schemas/Error');
+    }
+  }
+});
+
+test('[SPINE-ERROR-REGISTRY] 15 codes; the errors page anchors each; the OpenAPI Error schema enumerates each', async () => {
+  assert.equal(errorCodes.length, 15);
+  const allowed = new Set([400, 401, 403, 404, 409, 413, 422, 429, 503]);
+  for (const code of errorCodes) assert.ok(allowed.has(errorTable[code].status), code);
+  const fixed: Record<string, [number, string, boolean]> = {
+    requote_required: [409, 'requote', true],
+    mandate_exceeded: [403, 'request_mandate_increase', false],
+    judge_version_rejected: [403, 'relax_judge_filter', false],
+    idempotency_conflict: [422, 'use_a_new_idempotency_key', false],
+    not_found: [404, 'check_the_id', false],
+    unauthorized: [401, 'authenticate', false],
+    validation_failed: [422, 'fix_the_request_body', false],
+  };
+  for (const [code, [status, remediation, retryable]] of Object.entries(fixed)) {
+    const e = errorTable[code as keyof typeof errorTable];
+    assert.deepEqual([e.status, e.remediation, e.retryable], [status, remediation, retryable], code);
+  }
+  const page = await sys.call('GET', '/docs/errors');
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+  const anchors = [...String(page.body).matchAll(/<section id="([a-z_]+)">/g)].map((m) => m[1]);
+  assert.deepEqual(anchors.sort(), [...errorCodes].sort());
+  const doc = (await sys.call('GET', '/openapi.json')).body;
+  const enumerated = doc.components.schemas.Error.properties.code.anyOf.map((s: any) => s.const);
+  assert.deepEqual(enumerated.sort(), [...errorCodes].sort());
+});
+
+test('[SPINE-TYPED-ERRORS] /healthz answers without authentication', async () => {
+  const r = await sys.call('GET', '/healthz');
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body, { status: 'ok', nats: true });
+});

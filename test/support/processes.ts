@@ -1,0 +1,106 @@
+// Child processes for fault tests: Assay roles started with the real CLI, and private nats-server instances that
+// a test may stop, kill and restart.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { freePort } from './env.ts';
+
+const root = new URL('../../', import.meta.url).pathname;
+
+export interface RoleProcess {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Start `assay <role>` as a child process and resolve once its log says it serves. */
+export async function startRoleProcess(
+  role: string,
+  env: Record<string, string>,
+  readyText: string,
+): Promise<RoleProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'cli/assay.ts'), role], {
+    cwd: root,
+    env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${role} did not start:\n${out}`)), 30_000);
+    const check = () => {
+      if (out.includes(readyText)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${role} exited with ${code}:\n${out}`));
+    });
+  });
+  return { child, output: () => out, exited };
+}
+
+export interface NatsServerProcess {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+/** A private nats-server with JetStream on a loopback port and a temporary store. */
+export async function startNatsServer(): Promise<NatsServerProcess> {
+  const port = await freePort();
+  const storeDir = mkdtempSync(join(tmpdir(), 'assay-nats-'));
+  let child: ChildProcess | null = null;
+  const url = `nats://127.0.0.1:${port}`;
+  const start = async () => {
+    child = spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
+      stdio: 'ignore',
+    });
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        const nc = await connect({ servers: url, timeout: 500 });
+        await nc.close();
+        return;
+      } catch {
+        if (Date.now() > deadline) throw new Error(`nats-server on ${port} did not start`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  };
+  const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    const c = child;
+    if (!c || c.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      c.once('exit', () => resolve());
+      c.kill(signal);
+    });
+    child = null;
+  };
+  await start();
+  return {
+    url,
+    port,
+    start,
+    kill,
+    stop: () => kill('SIGTERM'),
+    async cleanup() {
+      await kill('SIGKILL');
+      rmSync(storeDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,97 @@
+// A whole Assay system for a test: roles started in this process (or as child processes), a private namespace
+// and database, and helpers that talk to it only over HTTP (assertions may also read NATS and PostgreSQL).
+import type { NatsConnection } from '@nats-io/nats-core';
+import { type Config, loadConfig, type Names, names as namesOf } from '../../contracts/index.ts';
+import { type Running, startRoles, type Role, allRoles } from '../../cli/roles.ts';
+import { connectNats, dropNamespace, openPool, type Sql } from '../../storage/index.ts';
+import { dropDatabase, systemEnv } from './env.ts';
+import { type CallOptions, call, type Reply } from './http.ts';
+
+export interface Agent {
+  token: string;
+  principalId: string;
+  agentId: string;
+  balanceCents: number;
+}
+
+export interface TestSystem {
+  env: Record<string, string>;
+  config: Config;
+  names: Names;
+  baseUrl: string;
+  running: Running | null;
+  /** Connections of the test itself, for assertions against the real stores. */
+  nc: NatsConnection;
+  sql: Sql;
+  call<T = any>(method: string, path: string, o?: CallOptions): Promise<Reply<T>>;
+  register(): Promise<Agent>;
+  stop(): Promise<void>;
+}
+
+export async function startSystem(
+  overrides: Record<string, string> = {},
+  roles: Role[] = allRoles,
+): Promise<TestSystem> {
+  const env = await systemEnv(overrides);
+  const config = loadConfig(env);
+  const running = roles.length > 0 ? await startRoles(config, roles) : null;
+  const names = namesOf(config.namespace);
+  const nc = await connectNats(config.natsUrl, 'assay-test');
+  const sql = openPool(config.databaseUrl, 4);
+  const baseUrl = config.baseUrl;
+  const sys: TestSystem = {
+    env,
+    config,
+    names,
+    baseUrl,
+    running,
+    nc,
+    sql,
+    call: (method, path, o) => call(baseUrl, method, path, o),
+    async register() {
+      const r = await call(baseUrl, 'POST', '/sandbox/agents', { body: {} });
+      if (r.status !== 201) throw new Error(`sandbox registration failed: ${r.status} ${JSON.stringify(r.body)}`);
+      return {
+        token: r.body.token,
+        principalId: r.body.principal_id,
+        agentId: r.body.agent_id,
+        balanceCents: r.body.balance_cents,
+      };
+    },
+    async stop() {
+      await running?.stop();
+      await sql.end({ timeout: 1 });
+      await dropNamespace(nc, names).catch(() => {});
+      await nc.drain().catch(() => {});
+      await dropDatabase(new URL(config.databaseUrl).pathname.slice(1)).catch(() => {});
+    },
+  };
+  return sys;
+}
+
+/** Poll until `check` returns a value other than undefined, or fail after `timeoutMs`. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Remove the namespace and database of an environment made by systemEnv (for systems run as child processes). */
+export async function dropEnv(env: Record<string, string>): Promise<void> {
+  const nc = await connectNats(env.NATS_URL!, 'assay-test-cleanup');
+  try {
+    await dropNamespace(nc, namesOf(env.ASSAY_NAMESPACE!));
+  } finally {
+    await nc.drain();
+  }
+  await dropDatabase(new URL(env.DATABASE_URL!).pathname.slice(1));
+}
