@@ -1,0 +1,123 @@
+// Shared pieces of the benchmarks: the JetStream append ceiling, process RSS, wrk runs, agent registration.
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connectNats } from '../../storage/index.ts';
+import { call } from '../support/http.ts';
+import { uniqueNamespace } from '../support/env.ts';
+
+const run = promisify(execFile);
+
+/** Raw JetStream publish-with-ack rate from one Node client: `inflight` publishers, 300-byte messages. */
+export async function jetstreamCeiling(natsUrl: string, seconds: number, inflight = 64) {
+  const nc = await connectNats(natsUrl, 'bench-ceiling');
+  const jsm = await jetstreamManager(nc);
+  const name = `${uniqueNamespace('bench').toUpperCase()}_CEILING`;
+  await jsm.streams.add({ name, subjects: [`${name}.>`] });
+  const js = jetstream(nc);
+  const payload = new Uint8Array(300).fill(120);
+  let count = 0;
+  const latencies: number[] = [];
+  const deadline = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: inflight }, async (_, w) => {
+      while (Date.now() < deadline) {
+        const t = performance.now();
+        await js.publish(`${name}.${w}`, payload);
+        latencies.push(performance.now() - t);
+        count++;
+      }
+    }),
+  );
+  await jsm.streams.delete(name);
+  await nc.drain();
+  latencies.sort((a, b) => a - b);
+  return {
+    perSecond: count / seconds,
+    p50Ms: latencies[Math.floor(latencies.length * 0.5)]!,
+    p99Ms: latencies[Math.floor(latencies.length * 0.99)]!,
+  };
+}
+
+/** Peak resident set (VmHWM) of a process, in MiB. */
+export function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+export async function registerAgents(baseUrl: string, n: number): Promise<string[]> {
+  const tokens: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < n) {
+        next++;
+        const r = await call(baseUrl, 'POST', '/sandbox/agents', { body: {} });
+        if (r.status !== 201) throw new Error(`registration failed: ${r.status} ${JSON.stringify(r.body)}`);
+        tokens.push(r.body.token);
+      }
+    }),
+  );
+  return tokens;
+}
+
+export interface WrkResult {
+  requests: number;
+  perSecond: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  non2xx: number;
+  socketErrors: number;
+}
+
+/** Run wrk with a Lua script against the gateway; tokens are handed to the script through a file. */
+export async function wrk(o: {
+  url: string;
+  script: string;
+  tokens: string[];
+  seconds: number;
+  connections: number;
+  threads?: number;
+}): Promise<WrkResult> {
+  const tokensFile = join(tmpdir(), `assay-bench-tokens-${process.pid}`);
+  writeFileSync(tokensFile, `${o.tokens.join('\n')}\n`);
+  const args = ['-t', String(o.threads ?? 1), '-c', String(o.connections), '-d', `${o.seconds}s`, '--timeout', '10s'];
+  const { stdout } = await run('wrk', [...args, '-s', o.script, o.url], {
+    env: { ...process.env, TOKENS_FILE: tokensFile },
+    maxBuffer: 1 << 20,
+  });
+  const m =
+    /RESULT requests=(\d+) duration_us=(\d+) p50_us=(\d+) p90_us=(\d+) p99_us=(\d+) max_us=(\d+) non2xx=(\d+) errors=(\d+)/.exec(
+      stdout,
+    );
+  if (!m) throw new Error(`wrk printed no result:\n${stdout}`);
+  const [requests, durationUs, p50, p90, p99, max, non2xx, errors] = m.slice(1).map(Number) as number[];
+  return {
+    requests: requests!,
+    perSecond: requests! / (durationUs! / 1e6),
+    p50Ms: p50! / 1000,
+    p90Ms: p90! / 1000,
+    p99Ms: p99! / 1000,
+    maxMs: max! / 1000,
+    non2xx: non2xx!,
+    socketErrors: errors!,
+  };
+}
+
+export function ensureWrk(): void {
+  if (existsSync('/usr/bin/wrk')) return;
+  const r = spawnSync(
+    'sh',
+    ['-c', 'apt-get install -y -qq wrk || (apt-get update -qq && apt-get install -y -qq wrk)'],
+    {
+      stdio: 'inherit',
+    },
+  );
+  if (r.status !== 0 || !existsSync('/usr/bin/wrk')) throw new Error('wrk is needed: apt-get install -y wrk');
+}
