@@ -12,6 +12,7 @@ import {
   randomIds,
   sandboxService,
   serveService,
+  startSingleton,
   systemClock,
 } from '../actors/index.ts';
 import { assertOperationTable, type Config, names as namesOf, type Names } from '../contracts/index.ts';
@@ -90,6 +91,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
   const needsSql = roles.includes('workers');
   const sql = needsSql ? await openDatabase(config) : null;
   const stops: (() => Promise<void>)[] = [];
+  const hostId = `${hostname()}-${process.pid}-${randomIds.uuid().slice(0, 8)}`;
   let gateway: Gateway | null = null;
   let host: ActorHost | null = null;
 
@@ -101,14 +103,20 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       serveService(nc, names.serviceSubject('sandbox'), sandboxService(deps), log),
       serveService(nc, names.serviceSubject('ledger'), await ledgerService(nc, sql, names), log),
     ];
-    const projector = new AbortController();
-    const projecting = runLedgerProjector(nc, sql, names, log, projector.signal).catch((err) =>
-      log.error({ err }, 'ledger projector stopped'),
-    );
+    // One ledger projector per deployment: the worker holding its lease runs it, another takes over on failure.
+    const projector = await startSingleton({
+      name: 'ledger_projector',
+      kv: buckets.leases,
+      hostId,
+      ttlMs: config.leaseTtlMs,
+      renewMs: config.leaseRenewMs,
+      clock: systemClock,
+      log,
+      run: (signal) => runLedgerProjector(nc, sql, names, log, signal),
+    });
     stops.push(async () => {
-      projector.abort();
       await Promise.all(subs.map((s) => s.drain().catch(() => {})));
-      await projecting;
+      await projector.stop();
     });
     log.info('workers serving (auth, sandbox, ledger, ledger projector)');
   }
@@ -127,7 +135,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
           idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
         }),
       ],
-      hostId: `${hostname()}-${process.pid}-${randomIds.uuid().slice(0, 8)}`,
+      hostId,
       clock: systemClock,
       log,
       leaseTtlMs: config.leaseTtlMs,

@@ -148,7 +148,8 @@ export class Gateway {
     res.onAborted(() => {
       state.aborted = true;
     });
-    const clientAddress = this.clientAddress(res, req);
+    // Only public operations (sandbox registration) are limited per address; reading it costs a copy.
+    const clientAddress = op.scope === null ? this.clientAddress(res, req) : '';
     const token = /^Bearer [^\s]+$/i.test(authorization) ? authorization.slice(7) : undefined;
     const query = parseQuery(rawQuery);
     const hasBody = method === 'POST' || method === 'PUT' || method === 'PATCH';

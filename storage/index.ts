@@ -2,7 +2,7 @@
 export { activateKey, activeKey, allKeys, type KeyPurpose, type StoredKey } from './keys.ts';
 export {
   insertLedgerRows,
-  ledgerHasSeq,
+  ledgerCheckpoint,
   ledgerRow,
   readLedgerPage,
   rebuildLedgerProjection,

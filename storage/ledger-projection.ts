@@ -1,7 +1,7 @@
 // The ledger projection: one PostgreSQL row per fact on the LEDGER stream, keyed by stream sequence. Writing is
 // idempotent (a redelivered fact inserts nothing), and rows depend only on the fact, so a rebuild by replay
 // produces identical rows.
-import { AckPolicy, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import type { LedgerEntryT, LedgerFact, Names } from '../contracts/index.ts';
@@ -38,9 +38,24 @@ export function ledgerRow(seq: number, fact: LedgerFact): LedgerRow {
   }
 }
 
+/**
+ * One statement of fixed shape whatever the batch size (columns as arrays, unnested), so PostgreSQL parses and
+ * plans it once and the client sends ten parameters instead of ten per row.
+ */
+const oid = { bool: 16, int8: 20, text: 25, timestamptz: 1184, uuid: 2950 } as const;
+
 export async function insertLedgerRows(sql: Sql, rows: LedgerRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await sql`INSERT INTO ledger_entries ${sql(rows as never)} ON CONFLICT (stream_seq) DO NOTHING`;
+  const col = <K extends keyof LedgerRow>(k: K, oid: number) => sql.array(rows.map((r) => r[k]) as never[], oid);
+  await sql`
+    INSERT INTO ledger_entries (stream_seq, id, principal_id, type, amount_cents, balance_after_cents, reference, run_id,
+                                sandbox, created_at)
+    SELECT * FROM unnest(${col('stream_seq', oid.int8)}::bigint[], ${col('id', oid.uuid)}::uuid[],
+                         ${col('principal_id', oid.uuid)}::uuid[], ${col('type', oid.text)}::text[],
+                         ${col('amount_cents', oid.int8)}::bigint[], ${col('balance_after_cents', oid.int8)}::bigint[],
+                         ${col('reference', oid.text)}::text[], ${col('run_id', oid.text)}::text[],
+                         ${col('sandbox', oid.bool)}::boolean[], ${col('created_at', oid.timestamptz)}::timestamptz[])
+    ON CONFLICT (stream_seq) DO NOTHING`;
 }
 
 export interface LedgerPageQuery {
@@ -72,90 +87,130 @@ export async function readLedgerPage(sql: Sql, q: LedgerPageQuery) {
   return { items, nextBeforeSeq: rows.length > q.limit && last ? last.stream_seq : null };
 }
 
-export async function ledgerHasSeq(sql: Sql, seq: number): Promise<boolean> {
-  const rows = await sql`SELECT 1 FROM ledger_entries WHERE stream_seq = ${seq}`;
-  return rows.length > 0;
+const checkpointName = (n: Names) => `ledger:${n.streams.ledger.name}`;
+
+/** The stream sequence up to which the ledger projection is complete. */
+export async function ledgerCheckpoint(sql: Sql, n: Names): Promise<number> {
+  const [row] = await sql<
+    { last_seq: number }[]
+  >`SELECT last_seq FROM projection_checkpoints WHERE name = ${checkpointName(n)}`;
+  return row?.last_seq ?? 0;
+}
+
+/** Thrown inside a batch transaction when the checkpoint moved under us (a rebuild, or another projector). */
+class CheckpointMoved extends Error {}
+
+/**
+ * Run the ledger projector until `signal` aborts. It reads the stream with an ordered consumer (no acks) from the
+ * checkpoint, and commits each micro-batch of rows together with the new checkpoint, guarded by the old one: a
+ * batch is applied exactly once, and if the checkpoint moved (a rebuild reset it) the batch rolls back and the
+ * projector restarts from the stored checkpoint. Run one projector per deployment (the workers role holds a lease
+ * for it); a second one is harmless but wasted.
+ */
+export async function runLedgerProjector(nc: NatsConnection, sql: Sql, n: Names, log: Logger, signal: AbortSignal) {
+  while (!signal.aborted) {
+    try {
+      await projectFromCheckpoint(nc, sql, n, signal, null);
+    } catch (err) {
+      if (signal.aborted) break;
+      if (!(err instanceof CheckpointMoved)) {
+        log.error({ err }, 'ledger projector failed; restarting from its checkpoint');
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
 }
 
 /**
- * Run the projector until `signal` aborts: a durable pull consumer shared by every worker process. Messages are
- * written in micro-batches (whatever arrived while the previous batch was being written) and acknowledged only
- * after their rows are committed, so a crash redelivers and the insert ignores what is already there.
+ * Project from the stored checkpoint until aborted, or (with `untilSeq`) until the checkpoint reaches it.
+ * Messages are written in micro-batches: whatever arrived while the previous batch was being committed.
  */
-export async function runLedgerProjector(nc: NatsConnection, sql: Sql, n: Names, log: Logger, signal: AbortSignal) {
-  const jsm = await jetstreamManager(nc);
-  const stream = n.streams.ledger.name;
-  const durable = n.consumers.ledgerProjector;
-  await jsm.consumers.add(stream, {
-    durable_name: durable,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    max_ack_pending: 20_000,
-    ack_wait: 30_000_000_000,
-  });
-  const consumer = await jetstream(nc).consumers.get(stream, durable);
-  let buffer: JsMsg[] = [];
+async function projectFromCheckpoint(
+  nc: NatsConnection,
+  sql: Sql,
+  n: Names,
+  signal: AbortSignal,
+  untilSeq: number | null,
+): Promise<void> {
+  await sql`INSERT INTO projection_checkpoints (name, last_seq) VALUES (${checkpointName(n)}, 0) ON CONFLICT DO NOTHING`;
+  let checkpoint = await ledgerCheckpoint(sql, n);
+  if (untilSeq !== null && checkpoint >= untilSeq) return;
+  const consumer = await jetstream(nc).consumers.get(n.streams.ledger.name, { opt_start_seq: checkpoint + 1 });
+  const messages = await consumer.consume({ max_messages: 4000 });
+  let buffer: { seq: number; fact: LedgerFact }[] = [];
   const waker: { wake: (() => void) | null } = { wake: null };
-  const messages = await consumer.consume({ max_messages: 2000 });
-  signal.addEventListener('abort', () => {
+  let ended = false;
+  const onAbort = () => {
     void messages.close();
     waker.wake?.();
-  });
+  };
+  signal.addEventListener('abort', onAbort);
   const reader = (async () => {
-    for await (const m of messages) {
-      buffer.push(m);
+    try {
+      for await (const m of messages) {
+        buffer.push({ seq: m.seq, fact: m.json<LedgerFact>() });
+        waker.wake?.();
+      }
+    } finally {
+      ended = true;
       waker.wake?.();
     }
   })();
-  while (!signal.aborted) {
-    if (buffer.length === 0) {
-      await new Promise<void>((resolve) => {
-        waker.wake = resolve;
+  try {
+    while (!signal.aborted && !(untilSeq !== null && checkpoint >= untilSeq)) {
+      if (buffer.length === 0) {
+        if (ended) break;
+        await new Promise<void>((resolve) => {
+          waker.wake = resolve;
+        });
+        waker.wake = null;
+        continue;
+      }
+      const batch = buffer;
+      buffer = [];
+      const next = batch.at(-1)!.seq;
+      const expected = checkpoint;
+      await sql.begin(async (tx) => {
+        await insertLedgerRows(
+          tx as unknown as Sql,
+          batch.map((b) => ledgerRow(b.seq, b.fact)),
+        );
+        const moved = await tx`UPDATE projection_checkpoints SET last_seq = ${next}
+                               WHERE name = ${checkpointName(n)} AND last_seq = ${expected}`;
+        if (moved.count !== 1) throw new CheckpointMoved();
       });
-      waker.wake = null;
-      continue;
+      checkpoint = next;
     }
-    const batch = buffer;
-    buffer = [];
-    try {
-      await insertLedgerRows(
-        sql,
-        batch.map((m) => ledgerRow(m.seq, m.json<LedgerFact>())),
-      );
-      for (const m of batch) m.ack();
-    } catch (err) {
-      // Leave them unacknowledged: JetStream redelivers after ack_wait, and the insert is idempotent.
-      log.error({ err, count: batch.length }, 'ledger projection batch failed');
-      for (const m of batch) m.nak(1000);
-    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    await messages.close();
+    await reader.catch(() => {});
   }
-  await reader.catch(() => {});
 }
 
 /**
- * Drop the projection and rebuild it by replaying the stream from its first fact. Safe while projectors run:
- * rows are deterministic and inserts idempotent, and every fact up to the stream's last sequence at truncate time
- * is replayed here; later facts reach the table through the live projector.
+ * Drop the projection and rebuild it by replaying the stream from its first fact: truncate and reset the checkpoint
+ * in one transaction, then project until the stream's last sequence at that moment. Safe while a live projector
+ * runs: whichever commits a batch first advances the checkpoint and the other one's batch rolls back and restarts.
  */
 export async function rebuildLedgerProjection(nc: NatsConnection, sql: Sql, n: Names): Promise<number> {
-  await sql`TRUNCATE ledger_entries`;
   const jsm = await jetstreamManager(nc);
-  const info = await jsm.streams.info(n.streams.ledger.name);
-  const lastSeq = info.state.last_seq;
-  if (info.state.messages === 0) return 0;
-  const consumer = await jetstream(nc).consumers.get(n.streams.ledger.name);
-  const messages = await consumer.consume({ max_messages: 2000 });
-  let rows: LedgerRow[] = [];
-  let count = 0;
-  for await (const m of messages) {
-    rows.push(ledgerRow(m.seq, m.json<LedgerFact>()));
-    count++;
-    if (rows.length >= 1000 || m.seq >= lastSeq) {
-      await insertLedgerRows(sql, rows);
-      rows = [];
+  let lastSeq = 0;
+  await sql.begin(async (tx) => {
+    await tx`TRUNCATE ledger_entries`;
+    await tx`UPDATE projection_checkpoints SET last_seq = 0 WHERE name = ${checkpointName(n)}`;
+    lastSeq = (await jsm.streams.info(n.streams.ledger.name)).state.last_seq;
+  });
+  const never = new AbortController().signal;
+  while ((await ledgerCheckpoint(sql, n)) < lastSeq) {
+    try {
+      await projectFromCheckpoint(nc, sql, n, never, lastSeq);
+    } catch (err) {
+      if (!(err instanceof CheckpointMoved)) throw err;
     }
-    if (m.seq >= lastSeq) break;
   }
-  await messages.close();
-  return count;
+  const [row] = await sql<
+    { n: number }[]
+  >`SELECT count(*)::int AS n FROM ledger_entries WHERE stream_seq <= ${lastSeq}`;
+  return row!.n;
 }

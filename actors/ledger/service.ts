@@ -11,7 +11,7 @@ import {
   okReply,
   pageLimits,
 } from '../../contracts/index.ts';
-import { ledgerHasSeq, readLedgerPage, type Sql } from '../../storage/index.ts';
+import { ledgerCheckpoint, readLedgerPage, type Sql } from '../../storage/index.ts';
 import { decodeCursor, encodeCursor } from '../shared/cursor.ts';
 
 /** How long a ledger read waits for the projection to catch up before answering with what it has. */
@@ -26,7 +26,8 @@ export async function ledgerService(nc: NatsConnection, sql: Sql, names: Names) 
     });
     if (!last) return;
     const deadline = Date.now() + catchUpWaitMs;
-    while (!(await ledgerHasSeq(sql, last.seq)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while ((await ledgerCheckpoint(sql, names)) < last.seq && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
   };
 
   return async (req: BusRequest): Promise<BusReply> => {

@@ -80,6 +80,7 @@ export class ActorHost {
     this.leases = new ShardLeases({
       kv: o.leasesKv,
       hostId: o.hostId,
+      pool: 'actors',
       kinds: o.behaviours.map((b) => ({ kind: b.kind, shardCount: actorKinds[b.kind].shardCount })),
       ttlMs: o.leaseTtlMs,
       renewMs: o.leaseRenewMs,

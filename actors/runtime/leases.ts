@@ -22,6 +22,8 @@ interface Observed {
 export interface LeaseOptions {
   kv: KV;
   hostId: string;
+  /** Hosts share shards only within a pool (actor hosts, projector workers); each pool counts its own hosts. */
+  pool: string;
   kinds: { kind: string; shardCount: number }[];
   ttlMs: number;
   renewMs: number;
@@ -34,7 +36,7 @@ export interface LeaseOptions {
 }
 
 const leaseKey = (r: ShardRef) => `lease.${r.kind}.${r.shard}`;
-const hostKey = (hostId: string) => `host.${hostId}`;
+const hostKey = (pool: string, hostId: string) => `host.${pool}.${hostId}`;
 
 export class ShardLeases {
   private readonly observed = new Map<string, Observed>();
@@ -72,7 +74,7 @@ export class ShardLeases {
       await this.o.released(h.ref);
       await this.o.kv.delete(key, { previousSeq: h.revision }).catch(() => {});
     }
-    await this.o.kv.delete(hostKey(this.o.hostId)).catch(() => {});
+    await this.o.kv.delete(hostKey(this.o.pool, this.o.hostId)).catch(() => {});
     this.watcher?.stop();
   }
 
@@ -96,7 +98,7 @@ export class ShardLeases {
     const now = this.o.clock.nowMs();
     const value = JSON.stringify({ host: this.o.hostId, at: now });
     try {
-      await this.o.kv.put(hostKey(this.o.hostId), value);
+      await this.o.kv.put(hostKey(this.o.pool, this.o.hostId), value);
     } catch (err) {
       this.o.log.warn({ err }, 'host heartbeat failed');
     }
@@ -112,8 +114,10 @@ export class ShardLeases {
       }
     }
     const liveHosts = new Set<string>([this.o.hostId]);
+    const prefix = hostKey(this.o.pool, '');
     for (const [key, ob] of this.observed) {
-      if (key.startsWith('host.') && !ob.deleted && now - ob.seenAtMs <= this.o.ttlMs) liveHosts.add(key.slice(5));
+      if (key.startsWith(prefix) && !ob.deleted && now - ob.seenAtMs <= this.o.ttlMs)
+        liveHosts.add(key.slice(prefix.length));
     }
     for (const { kind, shardCount } of this.o.kinds) {
       const fair = Math.ceil(shardCount / liveHosts.size);

@@ -89,7 +89,11 @@ export async function wrk(o: {
   writeFileSync(tokensFile, `${o.tokens.join('\n')}\n`);
   const args = ['-t', String(o.threads ?? 1), '-c', String(o.connections), '-d', `${o.seconds}s`, '--timeout', '10s'];
   const { stdout } = await run('wrk', [...args, '-s', o.script, o.url], {
-    env: { ...process.env, TOKENS_FILE: tokensFile },
+    env: {
+      ...process.env,
+      TOKENS_FILE: tokensFile,
+      RUN_ID: `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
+    },
     maxBuffer: 1 << 20,
   });
   const m =

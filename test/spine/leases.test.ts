@@ -31,6 +31,7 @@ function host(id: string) {
   const leases = new ShardLeases({
     kv,
     hostId: id,
+    pool: 'test',
     kinds: [{ kind: 'principal', shardCount }],
     ttlMs: 1200,
     renewMs: 300,
