@@ -61,12 +61,15 @@ export class Gateway {
   private readonly openapiJson: string;
   private readonly errorsHtml = errorsPage();
   private inflight = 0;
+  /** Per-request access lines are debug level; checked once so the hot path pays nothing when they are off. */
+  private readonly accessLog: boolean;
   private draining = false;
   private idle: (() => void) | null = null;
   port = 0;
 
   constructor(private readonly o: GatewayOptions) {
     assertOperationTable(operations);
+    this.accessLog = o.log.isLevelEnabled('debug');
     const { config, names, nc } = o;
     this.bus = new GatewayBus(nc, config.requestTimeoutMs);
     const verifier = new TokenVerifier({

@@ -6,6 +6,8 @@ export const requirements = {
   'SPINE-IDEM-KEY': 'A mutating call without Idempotency-Key, or with one over 200 characters, gets 422.',
   'SPINE-IDEM-REPLAY': 'Same key and body replays the same status and body; the effect happens once.',
   'SPINE-IDEM-CONFLICT': 'Same key with another body gets 422 idempotency_conflict.',
+  'SPINE-IDEM-RETENTION': 'An Idempotency-Key replays for the retention window and is forgotten after it.',
+  'SPINE-INVARIANTS': 'A fact that breaks a money invariant (balance mismatch, non-positive credit) is refused.',
   'SPINE-IDEM-CONCURRENT': 'Concurrent requests with one key resolve to one execution and replays.',
   'SPINE-AUTH': 'No token, a tampered token or an expired token gets 401 unauthorized, remediation authenticate.',
   'SPINE-TYPED-ERRORS': 'Every agent route of the table answers the typed error object without a token.',

@@ -5,15 +5,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { connectNats } from '../../storage/index.ts';
 import { call } from '../support/http.ts';
 import { uniqueNamespace } from '../support/env.ts';
 
 const run = promisify(execFile);
 
-/** Raw JetStream publish-with-ack rate from one Node client: `inflight` publishers, 300-byte messages. */
-export async function jetstreamCeiling(natsUrl: string, seconds: number, inflight = 64) {
-  const nc = await connectNats(natsUrl, 'bench-ceiling');
+/**
+ * Raw JetStream publish-with-ack rate from one Node client: `inflight` publishers, 300-byte messages. `stock` uses
+ * nats.js as shipped; otherwise the connection Assay uses (flush once per event-loop turn).
+ */
+export async function jetstreamCeiling(natsUrl: string, seconds: number, stock: boolean, inflight = 64) {
+  const nc = stock ? await connect({ servers: natsUrl }) : await connectNats(natsUrl, 'bench-ceiling');
   const jsm = await jetstreamManager(nc);
   const name = `${uniqueNamespace('bench').toUpperCase()}_CEILING`;
   await jsm.streams.add({ name, subjects: [`${name}.>`] });
