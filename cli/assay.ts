@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { randomIds, rotateKey, signAgentToken, systemClock, ensureActiveKey } from '../actors/index.ts';
 import { loadConfig, names as namesOf } from '../contracts/index.ts';
-import { rebuildLedgerProjection } from '../storage/index.ts';
+import { ledgerProjection, rebuildProjection } from '../storage/index.ts';
 import { allRoles, makeLogger, openDatabase, openNats, type Role, StartupError, startRoles } from './roles.ts';
 
 const usage = `usage: assay <command>
@@ -48,8 +48,8 @@ async function main(argv: string[]): Promise<number> {
     case 'rebuild-projections': {
       const nc = await openNats(config, 'assay-rebuild');
       const sql = await openDatabase(config);
-      const count = await rebuildLedgerProjection(nc, sql, namesOf(config.namespace));
-      console.log(`ledger projection rebuilt from ${count} facts`);
+      const lastSeq = await rebuildProjection(nc, sql, ledgerProjection(namesOf(config.namespace)));
+      console.log(`ledger projection rebuilt up to stream sequence ${lastSeq}`);
       await nc.drain();
       await sql.end();
       return 0;

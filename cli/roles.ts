@@ -24,7 +24,8 @@ import {
   migrate,
   openBuckets,
   openPool,
-  runLedgerProjector,
+  ledgerProjection,
+  runProjection,
   type Sql,
 } from '../storage/index.ts';
 
@@ -112,7 +113,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       renewMs: config.leaseRenewMs,
       clock: systemClock,
       log,
-      run: (signal) => runLedgerProjector(nc, sql, names, log, signal),
+      run: (signal) => runProjection(nc, sql, ledgerProjection(names), log, signal),
     });
     stops.push(async () => {
       await Promise.all(subs.map((s) => s.drain().catch(() => {})));

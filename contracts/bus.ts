@@ -7,10 +7,11 @@ export const namespacePattern = /^[a-z][a-z0-9_]{0,31}$/;
 /** Actor kinds and their fixed shard counts. Changing a count re-homes every actor: it needs a migration. */
 export const actorKinds = {
   principal: { shardCount: 64 },
+  listing: { shardCount: 64 },
 } as const;
 export type ActorKind = keyof typeof actorKinds;
 
-export type ServiceName = 'sandbox' | 'auth' | 'ledger';
+export type ServiceName = 'sandbox' | 'auth' | 'ledger' | 'catalog';
 
 /** FNV-1a over the id's UTF-16 code units: stable across processes, languages and restarts. */
 export function shardOf(actorId: string, shardCount: number): number {
@@ -38,17 +39,24 @@ export function names(namespace: string) {
       return `${ns}.svc.${service}`;
     },
     streams: {
-      ledger: { name: `${upper}_LEDGER`, subjects: [`${ns}.ledger.>`] },
+      ledger: { name: `${upper}_LEDGER`, subjects: [`${ns}.ledger.>`], workQueue: false },
+      listings: { name: `${upper}_LISTINGS`, subjects: [`${ns}.listing.>`], workQueue: false },
+      /** Editions waiting for verification: a work queue, each message removed once a verifier acknowledges it. */
+      verify: { name: `${upper}_VERIFY`, subjects: [`${ns}.verify.>`], workQueue: true },
     },
     ledgerSubject(principalId: string): string {
       return `${ns}.ledger.${principalId}`;
     },
+    listingSubject(listingId: string): string {
+      return `${ns}.listing.${listingId}`;
+    },
+    verifySubject: `${ns}.verify.edition`,
     buckets: {
       leases: `${ns}_leases`,
       snapshots: `${ns}_snapshots`,
     },
     consumers: {
-      ledgerProjector: 'ledger_projector',
+      verifier: 'verifier',
     },
   };
 }

@@ -28,5 +28,35 @@ export interface CreditedFact extends FactBase {
   topupId: string;
 }
 
+/**
+ * A mutating call whose effect lives elsewhere (an artifact, a listing) was completed: the fact stores only its
+ * idempotency record, so the principal actor stays the one place that knows every key its principal used.
+ */
+export interface CallRecordedFact extends FactBase {
+  type: 'call_recorded';
+  op: string;
+}
+
 /** Facts on a principal's ledger subject (`<ns>.ledger.<principalId>`). */
-export type LedgerFact = CreditedFact;
+export type LedgerFact = CreditedFact | CallRecordedFact;
+
+interface ListingFactBase {
+  id: string;
+  at: string;
+  listingId: string;
+}
+
+/** Facts on a listing's subject (`<ns>.listing.<listingId>`). */
+export type ListingFact =
+  | (ListingFactBase & {
+      type: 'listing_created';
+      artifactId: string;
+      sellerPrincipalId: string;
+      priceCents: number;
+      floor: number;
+      formats: ('md' | 'pdf')[];
+      billing: { intervalSeconds: number } | null;
+      sandbox: boolean;
+    })
+  | (ListingFactBase & { type: 'listing_repriced'; priceCents: number })
+  | (ListingFactBase & { type: 'listing_unlisted' });

@@ -39,5 +39,21 @@ export {
 } from './operations.ts';
 export * as schemas from './schemas.ts';
 export { pageLimits } from './schemas.ts';
-export type { BalanceT, LedgerEntryT, LedgerPageT, MandateT, SandboxAgentT, TopUpResultT } from './schemas.ts';
-export type { CreditedFact, IdempotencyRecord, LedgerFact } from './facts.ts';
+export type {
+  ArtifactT,
+  BalanceT,
+  ClaimT,
+  EditionT,
+  ErratumT,
+  LedgerEntryT,
+  LedgerPageT,
+  ListingT,
+  MandateT,
+  OfferDocumentT,
+  SandboxAgentT,
+  SearchItemT,
+  TopUpResultT,
+  TrustT,
+  VerificationReportT,
+} from './schemas.ts';
+export type { CallRecordedFact, CreditedFact, IdempotencyRecord, LedgerFact, ListingFact } from './facts.ts';

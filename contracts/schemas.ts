@@ -243,8 +243,13 @@ export const Erratum = Type.Object({
   id: Uuid(),
   state: Type.Union([Type.Literal('open'), Type.Literal('closed')]),
   title: Type.String(),
-  judgeVersions: Type.Array(Type.String()),
-  artifactIds: Type.Array(Uuid()),
+  description: Type.String(),
+  judgeModel: Type.String(),
+  judgeVersions: Type.Array(Type.String(), { description: 'judgePromptVersion values the erratum affects.' }),
+  artifactIds: Type.Array(Uuid(), {
+    description: 'Affected artifacts relevant to this query: the one asked about, or those the caller bought.',
+  }),
+  affectedArtifactsTotal: Type.Integer({ minimum: 0, description: 'All artifacts whose current report it touches.' }),
   openedAt: Timestamp(),
   closedAt: Type.Union([Timestamp(), Type.Null()]),
 });
@@ -325,7 +330,24 @@ export const Mandate = Type.Object({
 });
 
 export const SandboxAgentRequest = Type.Object(
-  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Label for the agent.' })) },
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Label for the agent.' })),
+    scopes: Type.Optional(
+      Type.Array(
+        Type.Union([
+          Type.Literal('read:artifact'),
+          Type.Literal('read:trust'),
+          Type.Literal('purchase'),
+          Type.Literal('publish'),
+        ]),
+        {
+          minItems: 1,
+          uniqueItems: true,
+          description: 'Scopes of the token; default read:artifact read:trust purchase. Add publish to sell.',
+        },
+      ),
+    ),
+  },
   { additionalProperties: false },
 );
 export const SandboxAgent = Type.Object({
@@ -338,6 +360,157 @@ export const SandboxAgent = Type.Object({
   sandbox: Type.Literal(true),
   balance_cents: Type.Integer({ description: 'Test credits granted at registration, in cents.' }),
   mandate: Mandate,
+});
+
+// Catalog: artifacts, editions, listings, offers.
+
+export const ArtifactManifest = Type.Object(
+  {
+    title: Type.String(),
+    topics: Type.Array(Type.String()),
+    description: Type.String(),
+    floor: Type.Number({ minimum: 0, maximum: 1, description: 'The floor the publisher declares for its reports.' }),
+  },
+  { additionalProperties: true },
+);
+
+export const Edition = Type.Object({
+  id: Uuid(),
+  number: Type.Integer({ minimum: 1 }),
+  contentHash: Sha256,
+  reportDigest: Type.Union([Sha256, Type.Null()], { description: 'null while verification is pending.' }),
+  createdAt: Timestamp(),
+});
+
+export const Artifact = Type.Object({
+  id: Uuid(),
+  type: Type.Literal('context_file'),
+  contentHash: Sha256,
+  manifest: ArtifactManifest,
+  ownerPrincipalId: Uuid(),
+  sandbox: Type.Boolean(),
+  createdAt: Timestamp(),
+  currentEdition: Edition,
+  /** Set on the reply to a publish: whether this call created a new edition. */
+  editionCreated: Type.Optional(Type.Boolean()),
+});
+
+const Topics = Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 10, uniqueItems: true });
+/** Largest context file accepted, in characters of its Markdown. */
+export const contentCharsMax = 512_000;
+const Content = Type.String({
+  minLength: 1,
+  maxLength: contentCharsMax,
+  description: 'The context file in the artifact format (docs/verification.md).',
+});
+
+export const PublishArtifactRequest = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    content: Content,
+    topics: Type.Optional(Topics),
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    floor: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  },
+  { additionalProperties: false },
+);
+export const PublishEditionRequest = Type.Object(
+  {
+    content: Content,
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    topics: Type.Optional(Topics),
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
+    floor: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const BillingRequest = Type.Union([
+  Type.Null(),
+  Type.Object({ interval_seconds: Type.Integer({ minimum: 1, maximum: 31_536_000 }) }, { additionalProperties: false }),
+]);
+export const Billing = Type.Union([Type.Null(), Type.Object({ intervalSeconds: Type.Integer({ minimum: 1 }) })]);
+export const ListingState = Type.Union([Type.Literal('live'), Type.Literal('unlisted')]);
+
+export const Listing = Type.Object({
+  id: Uuid(),
+  artifactId: Uuid(),
+  sellerPrincipalId: Uuid(),
+  priceCents: Type.Integer({ minimum: 0 }),
+  floor: Type.Number({ minimum: 0, maximum: 1 }),
+  formats: Type.Array(Format),
+  billing: Billing,
+  state: ListingState,
+  sandbox: Type.Boolean(),
+  offerUrl: Type.String({ format: 'uri' }),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
+export const ListingPage = Page(Listing);
+
+export const CreateListingRequest = Type.Object(
+  {
+    artifact_id: Uuid(),
+    price_cents: Type.Integer({ minimum: 0, maximum: 100_000_000 }),
+    floor: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description: 'Settlement releases escrow when meanEntailment >= floor.',
+    }),
+    formats: Type.Array(Format, { minItems: 1, uniqueItems: true }),
+    billing: Type.Optional(BillingRequest),
+  },
+  { additionalProperties: false },
+);
+export const RepriceRequest = Type.Object(
+  { price_cents: Type.Integer({ minimum: 0, maximum: 100_000_000 }) },
+  { additionalProperties: false },
+);
+export const ArtifactIdParams = Type.Object({ artifact_id: Uuid() }, { additionalProperties: false });
+export const ListingIdParams = Type.Object({ listing_id: Uuid() }, { additionalProperties: false });
+export const OfferIdParams = Type.Object({ id: Uuid() }, { additionalProperties: false });
+
+/** The offer document of a live listing (`/offers/{id}`); its JSON Schema is served at /schemas/offer-v1.json. */
+export const OfferDocument = Type.Object(
+  {
+    offer_version: Type.Literal('offer-v1'),
+    listing_id: Uuid(),
+    artifact_id: Uuid(),
+    edition_id: Uuid(),
+    title: Type.String(),
+    seller_principal_id: Uuid(),
+    price_cents: Type.Integer({ minimum: 0 }),
+    currency: Type.Literal('credit'),
+    formats: Type.Array(Format, { minItems: 1 }),
+    floor: Type.Number({ minimum: 0, maximum: 1 }),
+    billing: Type.Union([Type.Null(), Type.Object({ interval_seconds: Type.Integer({ minimum: 1 }) })]),
+    sandbox: Type.Boolean(),
+    verification: Type.Union([Type.Literal('verified'), Type.Literal('pending')]),
+    judge: Type.Union([
+      Type.Null(),
+      Type.Object({ model: Type.String(), version: Type.String(), prompt_hash: Sha256 }),
+    ]),
+    report: Type.Union([
+      Type.Null(),
+      Type.Object({
+        digest: Sha256,
+        url: Type.String({ format: 'uri' }),
+        mean_entailment: Type.Number({ minimum: 0, maximum: 1 }),
+        meets_floor: Type.Boolean(),
+      }),
+    ]),
+    updated_at: Timestamp(),
+  },
+  {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: 'offer-v1.json',
+    title: 'Assay offer document, version 1',
+    additionalProperties: false,
+  },
+);
+
+export const JwkSet = Type.Object({
+  keys: Type.Array(Type.Object({ kid: Type.String(), kty: Type.String() }, { additionalProperties: true })),
 });
 
 export const TrustParams = Type.Object(
@@ -360,6 +533,15 @@ export const Health = Type.Object({ status: Type.Literal('ok'), nats: Type.Boole
 export const Redelivered = Type.Object({ id: Type.String(), rearmed: Type.Boolean() });
 
 export type TopUpResultT = Static<typeof TopUpResult>;
+export type ArtifactT = Static<typeof Artifact>;
+export type EditionT = Static<typeof Edition>;
+export type ListingT = Static<typeof Listing>;
+export type OfferDocumentT = Static<typeof OfferDocument>;
+export type VerificationReportT = Static<typeof VerificationReport>;
+export type ClaimT = Static<typeof Claim>;
+export type ErratumT = Static<typeof Erratum>;
+export type TrustT = Static<typeof Trust>;
+export type SearchItemT = Static<typeof SearchItem>;
 export type BalanceT = Static<typeof Balance>;
 export type LedgerEntryT = Static<typeof LedgerEntry>;
 export type LedgerPageT = Static<typeof LedgerPage>;

@@ -1,11 +1,8 @@
-// The ledger projection: one PostgreSQL row per fact on the LEDGER stream, keyed by stream sequence. Writing is
-// idempotent (a redelivered fact inserts nothing), and rows depend only on the fact, so a rebuild by replay
-// produces identical rows.
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
-import type { Logger } from 'pino';
+// The ledger projection: one PostgreSQL row per money fact on the LEDGER stream, keyed by stream sequence. Rows
+// depend only on their fact, so a rebuild by replay produces identical rows.
 import type { LedgerEntryT, LedgerFact, Names } from '../contracts/index.ts';
 import type { Sql } from './postgres.ts';
+import type { Projection } from './projector.ts';
 
 interface LedgerRow {
   stream_seq: number;
@@ -20,8 +17,11 @@ interface LedgerRow {
   created_at: string;
 }
 
-export function ledgerRow(seq: number, fact: LedgerFact): LedgerRow {
+/** The row of a money fact; null for facts that move no money (a recorded call). */
+export function ledgerRow(seq: number, fact: LedgerFact): LedgerRow | null {
   switch (fact.type) {
+    case 'call_recorded':
+      return null;
     case 'credited':
       return {
         stream_seq: seq,
@@ -87,130 +87,18 @@ export async function readLedgerPage(sql: Sql, q: LedgerPageQuery) {
   return { items, nextBeforeSeq: rows.length > q.limit && last ? last.stream_seq : null };
 }
 
-const checkpointName = (n: Names) => `ledger:${n.streams.ledger.name}`;
-
-/** The stream sequence up to which the ledger projection is complete. */
-export async function ledgerCheckpoint(sql: Sql, n: Names): Promise<number> {
-  const [row] = await sql<
-    { last_seq: number }[]
-  >`SELECT last_seq FROM projection_checkpoints WHERE name = ${checkpointName(n)}`;
-  return row?.last_seq ?? 0;
-}
-
-/** Thrown inside a batch transaction when the checkpoint moved under us (a rebuild, or another projector). */
-class CheckpointMoved extends Error {}
-
-/**
- * Run the ledger projector until `signal` aborts. It reads the stream with an ordered consumer (no acks) from the
- * checkpoint, and commits each micro-batch of rows together with the new checkpoint, guarded by the old one: a
- * batch is applied exactly once, and if the checkpoint moved (a rebuild reset it) the batch rolls back and the
- * projector restarts from the stored checkpoint. Run one projector per deployment (the workers role holds a lease
- * for it); a second one is harmless but wasted.
- */
-export async function runLedgerProjector(nc: NatsConnection, sql: Sql, n: Names, log: Logger, signal: AbortSignal) {
-  while (!signal.aborted) {
-    try {
-      await projectFromCheckpoint(nc, sql, n, signal, null);
-    } catch (err) {
-      if (signal.aborted) break;
-      if (!(err instanceof CheckpointMoved)) {
-        log.error({ err }, 'ledger projector failed; restarting from its checkpoint');
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-    }
-  }
-}
-
-/**
- * Project from the stored checkpoint until aborted, or (with `untilSeq`) until the checkpoint reaches it.
- * Messages are written in micro-batches: whatever arrived while the previous batch was being committed.
- */
-async function projectFromCheckpoint(
-  nc: NatsConnection,
-  sql: Sql,
-  n: Names,
-  signal: AbortSignal,
-  untilSeq: number | null,
-): Promise<void> {
-  await sql`INSERT INTO projection_checkpoints (name, last_seq) VALUES (${checkpointName(n)}, 0) ON CONFLICT DO NOTHING`;
-  let checkpoint = await ledgerCheckpoint(sql, n);
-  if (untilSeq !== null && checkpoint >= untilSeq) return;
-  const consumer = await jetstream(nc).consumers.get(n.streams.ledger.name, { opt_start_seq: checkpoint + 1 });
-  const messages = await consumer.consume({ max_messages: 4000 });
-  let buffer: { seq: number; fact: LedgerFact }[] = [];
-  const waker: { wake: (() => void) | null } = { wake: null };
-  let ended = false;
-  const onAbort = () => {
-    void messages.close();
-    waker.wake?.();
+/** The ledger projection of a namespace: one row per money fact of its LEDGER stream. */
+export function ledgerProjection(n: Names): Projection<LedgerFact> {
+  return {
+    checkpoint: `ledger:${n.streams.ledger.name}`,
+    stream: n.streams.ledger.name,
+    apply: (tx, batch) =>
+      insertLedgerRows(
+        tx,
+        batch.flatMap((b) => ledgerRow(b.seq, b.fact) ?? []),
+      ),
+    truncate: async (tx) => {
+      await tx`TRUNCATE ledger_entries`;
+    },
   };
-  signal.addEventListener('abort', onAbort);
-  const reader = (async () => {
-    try {
-      for await (const m of messages) {
-        buffer.push({ seq: m.seq, fact: m.json<LedgerFact>() });
-        waker.wake?.();
-      }
-    } finally {
-      ended = true;
-      waker.wake?.();
-    }
-  })();
-  try {
-    while (!signal.aborted && !(untilSeq !== null && checkpoint >= untilSeq)) {
-      if (buffer.length === 0) {
-        if (ended) break;
-        await new Promise<void>((resolve) => {
-          waker.wake = resolve;
-        });
-        waker.wake = null;
-        continue;
-      }
-      const batch = buffer;
-      buffer = [];
-      const next = batch.at(-1)!.seq;
-      const expected = checkpoint;
-      await sql.begin(async (tx) => {
-        await insertLedgerRows(
-          tx as unknown as Sql,
-          batch.map((b) => ledgerRow(b.seq, b.fact)),
-        );
-        const moved = await tx`UPDATE projection_checkpoints SET last_seq = ${next}
-                               WHERE name = ${checkpointName(n)} AND last_seq = ${expected}`;
-        if (moved.count !== 1) throw new CheckpointMoved();
-      });
-      checkpoint = next;
-    }
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-    await messages.close();
-    await reader.catch(() => {});
-  }
-}
-
-/**
- * Drop the projection and rebuild it by replaying the stream from its first fact: truncate and reset the checkpoint
- * in one transaction, then project until the stream's last sequence at that moment. Safe while a live projector
- * runs: whichever commits a batch first advances the checkpoint and the other one's batch rolls back and restarts.
- */
-export async function rebuildLedgerProjection(nc: NatsConnection, sql: Sql, n: Names): Promise<number> {
-  const jsm = await jetstreamManager(nc);
-  let lastSeq = 0;
-  await sql.begin(async (tx) => {
-    await tx`TRUNCATE ledger_entries`;
-    await tx`UPDATE projection_checkpoints SET last_seq = 0 WHERE name = ${checkpointName(n)}`;
-    lastSeq = (await jsm.streams.info(n.streams.ledger.name)).state.last_seq;
-  });
-  const never = new AbortController().signal;
-  while ((await ledgerCheckpoint(sql, n)) < lastSeq) {
-    try {
-      await projectFromCheckpoint(nc, sql, n, never, lastSeq);
-    } catch (err) {
-      if (!(err instanceof CheckpointMoved)) throw err;
-    }
-  }
-  const [row] = await sql<
-    { n: number }[]
-  >`SELECT count(*)::int AS n FROM ledger_entries WHERE stream_seq <= ${lastSeq}`;
-  return row!.n;
 }

@@ -82,7 +82,7 @@ export async function ensureStreams(nc: NatsConnection, n: Names, replicas: numb
       name: def.name,
       subjects: def.subjects,
       storage: StorageType.File,
-      retention: RetentionPolicy.Limits,
+      retention: def.workQueue ? RetentionPolicy.Workqueue : RetentionPolicy.Limits,
       duplicate_window: nanos(duplicateWindowMs),
       allow_direct: true,
       num_replicas: replicas,

@@ -11,7 +11,7 @@ import {
   okReply,
   pageLimits,
 } from '../../contracts/index.ts';
-import { ledgerCheckpoint, readLedgerPage, type Sql } from '../../storage/index.ts';
+import { ledgerProjection, projectionCheckpoint, readLedgerPage, type Sql } from '../../storage/index.ts';
 import { decodeCursor, encodeCursor } from '../shared/cursor.ts';
 
 /** How long a ledger read waits for the projection to catch up before answering with what it has. */
@@ -19,6 +19,7 @@ const catchUpWaitMs = 1000;
 
 export async function ledgerService(nc: NatsConnection, sql: Sql, names: Names) {
   const jsm = await jetstreamManager(nc);
+  const projection = ledgerProjection(names);
 
   const waitForProjection = async (principalId: string) => {
     const last = await jsm.direct.getMessage(names.streams.ledger.name, {
@@ -26,7 +27,7 @@ export async function ledgerService(nc: NatsConnection, sql: Sql, names: Names) 
     });
     if (!last) return;
     const deadline = Date.now() + catchUpWaitMs;
-    while ((await ledgerCheckpoint(sql, names)) < last.seq && Date.now() < deadline)
+    while ((await projectionCheckpoint(sql, projection)) < last.seq && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 10));
   };
 

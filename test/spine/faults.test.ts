@@ -119,7 +119,8 @@ test('[SPINE-SHUTDOWN] SIGTERM finishes in-flight requests, refuses new ones, an
   let topups = 0;
   const messages = await consumer.consume();
   for await (const m of messages) {
-    if (m.json<LedgerFact>().source === 'sandbox_topup') topups++;
+    const f = m.json<LedgerFact>();
+    if (f.type === 'credited' && f.source === 'sandbox_topup') topups++;
     if (m.seq >= info.state.last_seq) break;
   }
   await messages.close();
