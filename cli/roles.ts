@@ -6,6 +6,11 @@ import pino, { type Logger } from 'pino';
 import {
   ActorHost,
   authService,
+  catalogService,
+  listingBehaviour,
+  loadSandboxCorpus,
+  runOutboxRelay,
+  runVerifier,
   ensureActiveKey,
   ledgerService,
   principalBehaviour,
@@ -25,6 +30,7 @@ import {
   openBuckets,
   openPool,
   ledgerProjection,
+  listingProjection,
   runProjection,
   type Sql,
 } from '../storage/index.ts';
@@ -98,28 +104,46 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
 
   if (roles.includes('workers') && sql) {
     await ensureActiveKey(sql, 'token', systemClock);
+    await ensureActiveKey(sql, 'report', systemClock);
     const deps = { nc, sql, names, config, clock: systemClock, ids: randomIds };
     const subs = [
       serveService(nc, names.serviceSubject('auth'), authService(sql), log),
       serveService(nc, names.serviceSubject('sandbox'), sandboxService(deps), log),
       serveService(nc, names.serviceSubject('ledger'), await ledgerService(nc, sql, names), log),
+      serveService(nc, names.serviceSubject('catalog'), catalogService(deps), log),
     ];
-    // One ledger projector per deployment: the worker holding its lease runs it, another takes over on failure.
-    const projector = await startSingleton({
-      name: 'ledger_projector',
-      kv: buckets.leases,
-      hostId,
-      ttlMs: config.leaseTtlMs,
-      renewMs: config.leaseRenewMs,
-      clock: systemClock,
-      log,
-      run: (signal) => runProjection(nc, sql, ledgerProjection(names), log, signal),
-    });
+    // Jobs that run once per deployment: the worker holding a job's lease runs it, another takes over on failure.
+    const singleton = (name: string, run: (signal: AbortSignal) => Promise<void>) =>
+      startSingleton({
+        name,
+        kv: buckets.leases,
+        hostId,
+        ttlMs: config.leaseTtlMs,
+        renewMs: config.leaseRenewMs,
+        clock: systemClock,
+        log,
+        run,
+      });
+    const jobs = [
+      await singleton('ledger_projector', (signal) => runProjection(nc, sql, ledgerProjection(names), log, signal)),
+      await singleton('listing_projector', (signal) => runProjection(nc, sql, listingProjection(names), log, signal)),
+      await singleton('outbox_relay', (signal) => runOutboxRelay(nc, sql, log, signal)),
+    ];
+    // Every worker verifies: the VERIFY work queue hands each edition to one of them.
+    const verifying = new AbortController();
+    const verifier = runVerifier(nc, sql, names, systemClock, log, verifying.signal, config.verifierConcurrency);
+    await loadSandboxCorpus(
+      { nc, sql, names, log, nowIso: systemClock.nowIso },
+      config.sandboxCorpusSeed,
+      config.sandboxCorpusArtifacts,
+    );
     stops.push(async () => {
       await Promise.all(subs.map((s) => s.drain().catch(() => {})));
-      await projector.stop();
+      verifying.abort();
+      await verifier;
+      for (const job of jobs) await job.stop();
     });
-    log.info('workers serving (auth, sandbox, ledger, ledger projector)');
+    log.info('workers serving (auth, sandbox, ledger, catalog, verifier, projectors, outbox relay)');
   }
 
   if (roles.includes('actors')) {
@@ -135,6 +159,14 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
           ids: randomIds,
           idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
         }),
+        listingBehaviour({
+          names,
+          clock: systemClock,
+          ids: randomIds,
+          nc,
+          baseUrl: config.baseUrl,
+          requestTimeoutMs: Math.max(100, config.requestTimeoutMs - 1000),
+        }),
       ],
       hostId,
       clock: systemClock,
@@ -145,6 +177,8 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       snapshotEvery: config.snapshotEvery,
       actorsCachedMax: config.actorsCachedMax,
       appendTimeoutMs: Math.min(config.requestTimeoutMs, 5000),
+      // Leave the gateway time to receive the answer of a call that had to ask another actor or service.
+      callTimeoutMs: Math.max(100, config.requestTimeoutMs - 500),
     });
     await host.start();
     const h = host;

@@ -88,8 +88,11 @@ export type BusReply =
   | {
       ok: true;
       status: number;
-      body: unknown /** The stored result of an earlier call with this key. */;
+      body: unknown;
+      /** The stored result of an earlier call with this key. */
       replayed?: boolean;
+      /** A strong entity tag of the body; the gateway answers 304 to a matching If-None-Match. */
+      etag?: string;
     }
   | { ok: false; error: { code: ErrorCode; message: string; retryAfterS?: number } };
 

@@ -112,6 +112,24 @@ export const configKeys = {
     int(1, 1_000_000),
     'POST /sandbox/agents allowed per client address per minute (all gateways together).',
   ),
+  sandboxCorpusSeed: key(
+    'ASSAY_SANDBOX_CORPUS_SEED',
+    'assay-sandbox-1',
+    str,
+    'Seed of the synthetic sandbox corpus; the same seed always gives the same artifacts, claims and listings.',
+  ),
+  sandboxCorpusArtifacts: key(
+    'ASSAY_SANDBOX_CORPUS_ARTIFACTS',
+    300,
+    int(0, 10_000_000),
+    'Artifacts in the sandbox corpus, loaded once per namespace by the workers; 0 loads none.',
+  ),
+  verifierConcurrency: key(
+    'ASSAY_VERIFIER_CONCURRENCY',
+    8,
+    int(1, 1000),
+    'Editions one worker process verifies at a time.',
+  ),
   tokenTtlSeconds: key('ASSAY_TOKEN_TTL_SECONDS', 86_400, int(60, 31_536_000), 'Lifetime of a sandbox agent token.'),
   trustProxy: key(
     'ASSAY_TRUST_PROXY',

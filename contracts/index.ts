@@ -57,3 +57,12 @@ export type {
   VerificationReportT,
 } from './schemas.ts';
 export type { CallRecordedFact, CreditedFact, IdempotencyRecord, LedgerFact, ListingFact } from './facts.ts';
+export {
+  canonicalBytes,
+  reportSignedBody,
+  type SignedReport,
+  sha256Digest,
+  type VerifyOutcome,
+  verifyEs256,
+  verifyReport,
+} from './signed.ts';

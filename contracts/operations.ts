@@ -6,14 +6,14 @@ import type { ActorKind, ServiceName } from './bus.ts';
 import { type ErrorCode, errorTable } from './errors.ts';
 import * as S from './schemas.ts';
 
-export const scopes = ['read:artifact', 'read:trust', 'purchase'] as const;
+export const scopes = ['read:artifact', 'read:trust', 'purchase', 'publish'] as const;
 export type Scope = (typeof scopes)[number];
 
 /** Where the gateway sends a request: an actor (by the caller's principal), a stateless service, or itself. */
 export type Dispatch =
   | { to: 'actor'; kind: ActorKind }
   | { to: 'service'; service: ServiceName }
-  | { to: 'gateway'; page: 'healthz' | 'openapi' | 'errors' };
+  | { to: 'gateway'; page: 'healthz' | 'openapi' | 'errors' | 'offerSchema' };
 
 export interface Operation {
   id: string;
@@ -35,8 +35,11 @@ export interface Operation {
   dispatch: Dispatch;
   /** Domain errors the handler can return, beyond the pipeline's own (see pipelineErrors). */
   errors: ErrorCode[];
-  /** agent: a /v1 route of the agent API (typed errors, bearer token). public: other routes on {base_url}. */
-  audience: 'agent' | 'public';
+  /**
+   * agent: a /v1 route of the agent API (typed errors, bearer token). web: a route the spec places on {web_url}
+   * (served by the same gateway, typed errors). public: other routes on {base_url}.
+   */
+  audience: 'agent' | 'web' | 'public';
   /**
    * false: specified but not built in this version. The route still answers 401 without a token (so clients see
    * the real auth contract), and 404 not_found with one; it is absent from the OpenAPI document and tools/list.
@@ -64,8 +67,8 @@ export const operations: readonly Operation[] = [
     output: S.SearchPage,
     successStatus: 200,
     mutating: false,
-    dispatch: { to: 'service', service: 'ledger' },
-    available: false,
+    dispatch: { to: 'service', service: 'catalog' },
+    available: true,
   }),
   row({
     id: 'getVerificationReport',
@@ -79,8 +82,8 @@ export const operations: readonly Operation[] = [
     output: S.VerificationReport,
     successStatus: 200,
     mutating: false,
-    dispatch: { to: 'service', service: 'ledger' },
-    available: false,
+    dispatch: { to: 'service', service: 'catalog' },
+    available: true,
   }),
   row({
     id: 'getTrust',
@@ -94,8 +97,8 @@ export const operations: readonly Operation[] = [
     output: S.Trust,
     successStatus: 200,
     mutating: false,
-    dispatch: { to: 'service', service: 'ledger' },
-    available: false,
+    dispatch: { to: 'service', service: 'catalog' },
+    available: true,
   }),
   row({
     id: 'getErrata',
@@ -109,8 +112,8 @@ export const operations: readonly Operation[] = [
     output: S.ErrataPage,
     successStatus: 200,
     mutating: false,
-    dispatch: { to: 'service', service: 'ledger' },
-    available: false,
+    dispatch: { to: 'service', service: 'catalog' },
+    available: true,
   }),
   row({
     id: 'purchaseArtifact',
@@ -301,6 +304,145 @@ export const operations: readonly Operation[] = [
     available: false,
   }),
   row({
+    id: 'publishArtifact',
+    method: 'POST',
+    path: '/v1/artifacts',
+    scope: 'publish',
+    tool: 'publish_artifact',
+    summary: 'Publish a context file as a new artifact; its first edition is queued for verification.',
+    body: S.PublishArtifactRequest,
+    output: S.Artifact,
+    successStatus: 201,
+    mutating: true,
+    dispatch: { to: 'actor', kind: 'principal' },
+    errors: ['idempotency_conflict'],
+    available: true,
+  }),
+  row({
+    id: 'publishEdition',
+    method: 'POST',
+    path: '/v1/artifacts/{artifact_id}/editions',
+    scope: 'publish',
+    tool: 'publish_edition',
+    summary: "Publish new content for one of the caller's artifacts; a new edition exists only if the content changed.",
+    params: S.ArtifactIdParams,
+    body: S.PublishEditionRequest,
+    output: S.Artifact,
+    successStatus: 201,
+    mutating: true,
+    dispatch: { to: 'actor', kind: 'principal' },
+    errors: ['idempotency_conflict'],
+    available: true,
+  }),
+  row({
+    id: 'createListing',
+    method: 'POST',
+    path: '/v1/listings',
+    scope: 'publish',
+    tool: 'create_listing',
+    summary: "List one of the caller's artifacts for sale: price, floor, formats, and billing for a living artifact.",
+    body: S.CreateListingRequest,
+    output: S.Listing,
+    successStatus: 201,
+    mutating: true,
+    dispatch: { to: 'actor', kind: 'principal' },
+    errors: ['idempotency_conflict'],
+    available: true,
+  }),
+  row({
+    id: 'repriceListing',
+    method: 'POST',
+    path: '/v1/listings/{listing_id}/reprice',
+    scope: 'publish',
+    tool: 'reprice_listing',
+    summary: "Change a live listing's price; orders already held keep the price they were taken at.",
+    params: S.ListingIdParams,
+    body: S.RepriceRequest,
+    output: S.Listing,
+    successStatus: 201,
+    mutating: true,
+    dispatch: { to: 'actor', kind: 'principal' },
+    errors: ['idempotency_conflict'],
+    available: true,
+  }),
+  row({
+    id: 'unlistListing',
+    method: 'POST',
+    path: '/v1/listings/{listing_id}/unlist',
+    scope: 'publish',
+    tool: 'unlist_listing',
+    summary: 'Take a listing off sale; it disappears from search and offers. Unlisting is final.',
+    params: S.ListingIdParams,
+    body: S.EmptyBody,
+    output: S.Listing,
+    successStatus: 201,
+    mutating: true,
+    dispatch: { to: 'actor', kind: 'principal' },
+    errors: ['idempotency_conflict'],
+    available: true,
+  }),
+  row({
+    id: 'getListings',
+    method: 'GET',
+    path: '/v1/listings',
+    scope: 'publish',
+    tool: 'get_listings',
+    summary: "The caller's listings, newest first.",
+    query: S.PageQuery,
+    body: null,
+    output: S.ListingPage,
+    successStatus: 200,
+    mutating: false,
+    dispatch: { to: 'service', service: 'catalog' },
+    available: true,
+  }),
+  row({
+    id: 'getOffer',
+    method: 'GET',
+    path: '/offers/{id}',
+    scope: 'read:artifact',
+    tool: null,
+    summary: 'The offer document of a live listing, with a strong ETag; If-None-Match that matches answers 304.',
+    params: S.OfferIdParams,
+    body: null,
+    output: S.OfferDocument,
+    successStatus: 200,
+    mutating: false,
+    dispatch: { to: 'service', service: 'catalog' },
+    audience: 'web',
+    available: true,
+  }),
+  row({
+    id: 'offerSchema',
+    method: 'GET',
+    path: '/schemas/offer-v1.json',
+    scope: null,
+    tool: null,
+    summary: 'JSON Schema (draft 2020-12) of offer documents.',
+    body: null,
+    output: Type.Object({}, { additionalProperties: true }),
+    successStatus: 200,
+    mutating: false,
+    dispatch: { to: 'gateway', page: 'offerSchema' },
+    audience: 'web',
+    available: true,
+  }),
+  row({
+    id: 'reportKeys',
+    method: 'GET',
+    path: '/.well-known/report-keys',
+    scope: null,
+    tool: null,
+    summary: 'Public report-signing keys (JWK Set), current and retired, for verifying reports and bundles offline.',
+    body: null,
+    output: S.JwkSet,
+    successStatus: 200,
+    mutating: false,
+    dispatch: { to: 'service', service: 'auth' },
+    audience: 'web',
+    available: true,
+  }),
+  row({
     id: 'registerSandboxAgent',
     method: 'POST',
     path: '/sandbox/agents',
@@ -365,7 +507,7 @@ export const operations: readonly Operation[] = [
 
 /** Errors every agent operation can answer, whatever its handler does. */
 export function pipelineErrors(op: Operation): ErrorCode[] {
-  if (op.audience !== 'agent') return op.errors.includes('rate_limited') ? ['validation_failed', 'unavailable'] : [];
+  if (op.scope === null) return op.dispatch.to === 'gateway' ? [] : ['validation_failed', 'unavailable'];
   const codes: ErrorCode[] = [
     'unauthorized',
     'forbidden',
@@ -410,5 +552,6 @@ export function assertOperationTable(table: readonly Operation[] = operations): 
       assert.equal(op.mutating, op.method === 'POST', `${op.id}: agent POST routes are exactly the mutating ones`);
     }
     if (op.dispatch.to === 'actor') assert(op.audience === 'agent', `${op.id}: actors are addressed by caller`);
+    if (op.audience === 'web') assert(!op.path.startsWith('/v1/'), `${op.id}: web routes live outside /v1`);
   }
 }

@@ -53,12 +53,22 @@ export const Trust = Type.Object({
 
 export const Format = Type.Union([Type.Literal('md'), Type.Literal('pdf')]);
 
+export const ArtifactManifest = Type.Object(
+  {
+    title: Type.String(),
+    topics: Type.Array(Type.String()),
+    description: Type.String(),
+    floor: Type.Number({ minimum: 0, maximum: 1, description: 'The floor the publisher declares for its reports.' }),
+  },
+  { additionalProperties: true },
+);
+
 export const SearchItem = Type.Object({
   artifact: Type.Object({
     id: Uuid(),
     type: Type.Literal('context_file'),
     contentHash: Sha256,
-    manifest: Type.Object({ title: Type.String() }, { additionalProperties: true }),
+    manifest: ArtifactManifest,
     ownerPrincipalId: Uuid(),
     sandbox: Type.Boolean(),
     createdAt: Timestamp(),
@@ -92,6 +102,12 @@ export const Claim = Type.Object({
 export const VerificationReport = Type.Object({
   digest: Sha256,
   pipelineVersion: Type.String(),
+  subject: Type.Optional(
+    Type.Object(
+      { artifactId: Uuid(), editionId: Uuid(), contentHash: Sha256 },
+      { description: 'What the report is about; signed with the rest, so a report cannot be moved to other content.' },
+    ),
+  ),
   claims: Type.Array(Claim),
   summary: Type.Object({
     claimsTotal: Type.Integer({ minimum: 0 }),
@@ -363,16 +379,6 @@ export const SandboxAgent = Type.Object({
 });
 
 // Catalog: artifacts, editions, listings, offers.
-
-export const ArtifactManifest = Type.Object(
-  {
-    title: Type.String(),
-    topics: Type.Array(Type.String()),
-    description: Type.String(),
-    floor: Type.Number({ minimum: 0, maximum: 1, description: 'The floor the publisher declares for its reports.' }),
-  },
-  { additionalProperties: true },
-);
 
 export const Edition = Type.Object({
   id: Uuid(),

@@ -29,6 +29,8 @@ export interface CallInput {
   query: Record<string, unknown>;
   body: BodyInput;
   idempotencyKey: string | undefined;
+  /** The If-None-Match header, for operations whose replies carry an ETag. */
+  ifNoneMatch?: string;
   requestId: string;
   clientAddress: string;
 }
@@ -158,16 +160,20 @@ export class Pipeline {
       clientAddress: input.clientAddress,
     });
     // 7. Reply mapping.
-    return this.fromReply(reply);
+    return this.fromReply(reply, input.ifNoneMatch);
   }
 
-  fromReply(reply: BusReply): CallResult {
+  fromReply(reply: BusReply, ifNoneMatch?: string): CallResult {
     if (reply.ok) {
-      return {
-        status: reply.status,
-        body: reply.body,
-        headers: reply.replayed ? { 'idempotent-replayed': 'true' } : {},
-      };
+      const headers: Record<string, string> = reply.replayed ? { 'idempotent-replayed': 'true' } : {};
+      if (reply.etag) {
+        headers.etag = reply.etag;
+        headers['cache-control'] = 'private, no-cache';
+        if (ifNoneMatch !== undefined && etagMatches(ifNoneMatch, reply.etag)) {
+          return { status: 304, body: null, headers };
+        }
+      }
+      return { status: reply.status, body: reply.body, headers };
     }
     const { code, message, retryAfterS } = reply.error;
     return this.refuse(code, message, undefined, retryAfterS ? { 'retry-after': String(retryAfterS) } : {});
@@ -195,6 +201,13 @@ function describe(e: { keyword: string; message: string; params: Record<string, 
   }
   if (e.keyword === 'required') return `needs ${JSON.stringify(e.params.requiredProperties ?? e.params)}`;
   return e.message;
+}
+
+/** If-None-Match: `*`, or a list of entity tags; weak comparison, as RFC 9110 prescribes for this header. */
+function etagMatches(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  const strip = (t: string) => t.trim().replace(/^W\//, '');
+  return header.split(',').some((t) => strip(t) === strip(etag));
 }
 
 /** What makes two calls "the same request" for Idempotency-Key replay: operation, path parameters and body. */

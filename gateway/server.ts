@@ -11,6 +11,7 @@ import {
   type Names,
   type Operation,
   operations,
+  schemas,
   transportStatus,
 } from '../contracts/index.ts';
 import { GatewayBus } from './bus.ts';
@@ -60,6 +61,7 @@ export class Gateway {
   private readonly match = compileRouter(operations);
   private readonly openapiJson: string;
   private readonly errorsHtml = errorsPage();
+  private readonly offerSchemaJson = JSON.stringify(schemas.OfferDocument);
   private inflight = 0;
   /** Per-request access lines are debug level; checked once so the hot path pays nothing when they are off. */
   private readonly accessLog: boolean;
@@ -147,6 +149,7 @@ export class Gateway {
     const authorization = req.getHeader('authorization');
     const idempotencyKey = req.getHeader('idempotency-key');
     const contentLength = req.getHeader('content-length');
+    const ifNoneMatch = req.getHeader('if-none-match');
     const state = { aborted: false };
     res.onAborted(() => {
       state.aborted = true;
@@ -183,6 +186,7 @@ export class Gateway {
           query,
           body,
           idempotencyKey: idempotencyKey === '' ? undefined : idempotencyKey,
+          ...(ifNoneMatch === '' ? {} : { ifNoneMatch }),
           requestId,
           clientAddress,
         })
@@ -230,6 +234,8 @@ export class Gateway {
       );
     } else if (page === 'openapi') {
       this.writeRaw(res, requestId, 200, 'application/json', this.openapiJson);
+    } else if (page === 'offerSchema') {
+      this.writeRaw(res, requestId, 200, 'application/schema+json', this.offerSchemaJson);
     } else {
       this.writeRaw(res, requestId, 200, 'text/html; charset=utf-8', this.errorsHtml);
     }
@@ -251,13 +257,15 @@ export class Gateway {
   private write(res: HttpResponse, requestId: string, r: CallResult, state: { aborted: boolean }, close = false): void {
     if (state.aborted) return;
     state.aborted = true; // written: never touch this response again
-    const body = JSON.stringify(r.body);
+    const body = r.status === 304 ? '' : JSON.stringify(r.body);
     res.cork(() => {
       res.writeStatus(statusText[r.status] ?? String(r.status));
-      res.writeHeader('content-type', 'application/json');
+      if (r.status !== 304) res.writeHeader('content-type', 'application/json');
       res.writeHeader('x-request-id', requestId);
       for (const [k, v] of Object.entries(r.headers)) res.writeHeader(k, v);
-      res.end(body, close);
+      // A 304 carries no content (RFC 9110 15.4.5), not even an empty one with a zero length.
+      if (r.status === 304) res.endWithoutBody(undefined, close);
+      else res.end(body, close);
     });
   }
 

@@ -4,4 +4,37 @@ export { insertLedgerRows, ledgerProjection, ledgerRow, readLedgerPage } from '.
 export { type Projection, projectionCheckpoint, rebuildProjection, runProjection } from './projector.ts';
 export { connectNats, dropNamespace, duplicateWindowMs, ensureStreams, isNotFound, openBuckets } from './nats.ts';
 export { ensureDatabase, migrate, openPool, type Sql } from './postgres.ts';
-export { countRateWindow, insertSandboxPrincipal, type NewSandboxPrincipal, pruneRateWindows } from './registry.ts';
+export {
+  countRateWindow,
+  ensurePrincipal,
+  insertSandboxPrincipal,
+  type NewSandboxPrincipal,
+  pruneRateWindows,
+  subjectSandbox,
+} from './registry.ts';
+export {
+  type ArtifactRow,
+  currentEdition,
+  type EditionRow,
+  getArtifact,
+  getEdition,
+  getReport,
+  insertArtifact,
+  insertEdition,
+  type NewEdition,
+  type SearchFilters,
+  searchArtifacts,
+  storeReport,
+  type StoredReportInput,
+} from './catalog.ts';
+export {
+  closeErratum,
+  type ErratumRow,
+  errataForArtifact,
+  errataForArtifacts,
+  openErrataVersions,
+  openErratum,
+} from './errata.ts';
+export { getListingRow, type ListingRow, listingProjection, liveListingsFor, sellerListings } from './listings.ts';
+export { deleteOutbox, enqueueOutbox, type OutboxRow, outboxChannel, peekOutbox } from './outbox.ts';
+export { addTrustSamples, type TrustAggregate, type TrustSample, trustAggregates } from './trust.ts';

@@ -39,3 +39,16 @@ export async function countRateWindow(sql: Sql, bucket: string, windowStart: Dat
 export async function pruneRateWindows(sql: Sql, before: Date): Promise<void> {
   await sql`DELETE FROM rate_windows WHERE window_start < ${before}`;
 }
+
+/** Which side of the sandbox line a principal or agent is on; null when it does not exist. */
+export async function subjectSandbox(sql: Sql, kind: 'principal' | 'agent', id: string): Promise<boolean | null> {
+  const rows =
+    kind === 'principal'
+      ? await sql<{ sandbox: boolean }[]>`SELECT sandbox FROM principals WHERE id = ${id}`
+      : await sql<{ sandbox: boolean }[]>`SELECT sandbox FROM agents WHERE id = ${id}`;
+  return rows[0]?.sandbox ?? null;
+}
+
+export async function ensurePrincipal(sql: Sql, id: string, sandbox: boolean, at: string): Promise<void> {
+  await sql`INSERT INTO principals (id, sandbox, created_at) VALUES (${id}, ${sandbox}, ${at}) ON CONFLICT DO NOTHING`;
+}

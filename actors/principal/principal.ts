@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import {
   type BusReply,
   type BusRequest,
+  type CallRecordedFact,
   type CreditedFact,
   errorReply,
   type IdempotencyRecord,
@@ -12,8 +13,11 @@ import {
   okReply,
   type TopUpResultT,
 } from '../../contracts/index.ts';
+import { catalogOps } from '../catalog/service.ts';
+import { listingOps } from '../listing/listing.ts';
 import type { Clock, IdSource } from '../runtime/clock.ts';
 import type { ActorBehaviour, Decision } from '../runtime/host.ts';
+import { derivedId } from '../shared/ids.ts';
 
 interface StoredReply {
   requestHash: string;
@@ -79,6 +83,64 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
     return { fact, reply: okReply(reply.status, reply.body) };
   };
 
+  /** Seller operations whose state lives in the catalog or a listing actor: where to send them, with derived ids. */
+  const forwarded = (req: BusRequest): { subject: string; request: BusRequest } | null => {
+    const key = req.idempotency?.key;
+    const caller = req.caller;
+    if (!key || !caller) return null;
+    const id = (what: string) => derivedId(caller.principalId, what, key);
+    const catalog = d.names.serviceSubject('catalog');
+    const listing = (listingId: string) => d.names.actorSubject('listing', listingId);
+    switch (req.op) {
+      case 'publishArtifact':
+        return {
+          subject: catalog,
+          request: {
+            ...req,
+            op: catalogOps.publishArtifact,
+            body: { artifactId: id('artifact'), editionId: id('edition'), request: req.body },
+          },
+        };
+      case 'publishEdition':
+        return {
+          subject: catalog,
+          request: {
+            ...req,
+            op: catalogOps.publishEdition,
+            body: { artifactId: req.params.artifact_id, editionId: id('edition'), request: req.body },
+          },
+        };
+      case 'createListing':
+        return { subject: listing(id('listing')), request: { ...req, op: listingOps.create } };
+      case 'repriceListing':
+        return { subject: listing(req.params.listing_id!), request: { ...req, op: listingOps.reprice } };
+      case 'unlistListing':
+        return { subject: listing(req.params.listing_id!), request: { ...req, op: listingOps.unlist } };
+      default:
+        return null;
+    }
+  };
+
+  const recordCall = (state: PrincipalState, req: BusRequest, reply: BusReply): Decision<LedgerFact> => {
+    if (!reply.ok) return { reply };
+    const fact: CallRecordedFact = {
+      type: 'call_recorded',
+      id: d.ids.uuid(),
+      at: d.clock.nowIso(),
+      principalId: state.principalId,
+      sandbox: req.caller!.sandbox,
+      balanceAfterCents: state.availableCents,
+      op: req.op,
+      idempotency: {
+        key: req.idempotency!.key,
+        requestHash: req.idempotency!.requestHash,
+        agentId: req.caller!.agentId,
+        reply: { status: reply.status, body: reply.body },
+      },
+    };
+    return { fact, reply: okReply(reply.status, reply.body) };
+  };
+
   return {
     kind: 'principal',
     stream: d.names.streams.ledger.name,
@@ -98,6 +160,8 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
           assert(Number.isInteger(fact.amountCents) && fact.amountCents > 0, 'credit must be positive cents');
           state.availableCents += fact.amountCents;
           state.creditedCents += fact.amountCents;
+          break;
+        case 'call_recorded':
           break;
       }
       assert.equal(state.availableCents, fact.balanceAfterCents, 'fold and fact disagree on the balance');
@@ -119,6 +183,14 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
     decide(state, req) {
       const earlier = replayOrConflict(state, req);
       if (earlier) return { reply: earlier };
+      const forward = forwarded(req);
+      if (forward) {
+        return {
+          call: forward,
+          // Record successes only: a refusal changed nothing, so running it again under the same key is harmless.
+          next: (reply: BusReply) => (reply.ok ? recordCall(state, req, reply) : { reply }),
+        };
+      }
       switch (req.op) {
         case 'getBalance':
           return { reply: okReply(200, { balance_cents: state.availableCents, currency: 'credit' }) };

@@ -15,8 +15,16 @@ import {
 } from '../../contracts/index.ts';
 import type { Clock } from './clock.ts';
 import { ShardLeases, type ShardRef } from './leases.ts';
+import { busRequest } from './service.ts';
 
-export type Decision<F> = { reply: BusReply } | { fact: F; reply: BusReply };
+export type Decision<F> =
+  | { reply: BusReply }
+  | { fact: F; reply: BusReply }
+  /**
+   * Ask another actor or service first (the actor's mailbox stays closed meanwhile, so one key is one execution),
+   * then decide with its reply. (Named `next`, not `then`: a decision must never look like a promise.)
+   */
+  | { call: { subject: string; request: BusRequest }; next(reply: BusReply): Decision<F> };
 
 /** What one actor kind contributes: how to fold its facts and how to decide a command. */
 export interface ActorBehaviour<S, F extends { id: string }> {
@@ -47,6 +55,8 @@ export interface HostOptions {
   snapshotEvery: number;
   actorsCachedMax: number;
   appendTimeoutMs: number;
+  /** Deadline of a call an actor makes to another actor or service while deciding. */
+  callTimeoutMs: number;
 }
 
 interface Cell {
@@ -207,7 +217,12 @@ export class ActorHost {
     if (!cell.loaded) await this.load(cell);
     const b = cell.behaviour;
     for (let attempt = 0; attempt < appendAttemptsMax; attempt++) {
-      const decision = await b.decide(cell.state, req, cell.id);
+      let decision = await b.decide(cell.state, req, cell.id);
+      while ('call' in decision) {
+        decision = decision.next(
+          await busRequest(this.o.nc, decision.call.subject, decision.call.request, this.o.callTimeoutMs),
+        );
+      }
       if (!('fact' in decision)) return decision.reply;
       const fact = decision.fact;
       try {

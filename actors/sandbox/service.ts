@@ -62,7 +62,9 @@ export function sandboxService(d: SandboxDeps) {
       sandbox: true,
       createdAt: at,
     };
-    const name = (req.body as { name?: string } | null)?.name ?? null;
+    const requested = req.body as { name?: string; scopes?: string[] } | null;
+    const name = requested?.name ?? null;
+    const scopes = requested?.scopes ?? sandboxScopes;
     await insertSandboxPrincipal(d.sql, { principalId, agentId, agentName: name, mandate, at });
     const grant: GrantSandboxCredits = { registrationId: agentId, amountCents: d.config.sandboxGrantCents };
     const granted = await busRequest(
@@ -79,7 +81,7 @@ export function sandboxService(d: SandboxDeps) {
       {
         principalId,
         agentId,
-        scopes: sandboxScopes,
+        scopes,
         sandbox: true,
         issuer: d.config.baseUrl,
         ttlSeconds: d.config.tokenTtlSeconds,
@@ -93,7 +95,7 @@ export function sandboxService(d: SandboxDeps) {
       expires_at: new Date(exp * 1000).toISOString(),
       principal_id: principalId,
       agent_id: agentId,
-      scopes: sandboxScopes,
+      scopes,
       sandbox: true,
       balance_cents: (granted.body as { balance_cents: number }).balance_cents,
       mandate,

@@ -23,8 +23,28 @@ const concrete = (path: string) =>
 
 const agentRoutes = operations.filter((op) => op.audience === 'agent');
 
+const specAgentRoutes = [
+  'GET /v1/search',
+  'GET /v1/reports/{digest}',
+  'GET /v1/trust/{subject}',
+  'GET /v1/errata',
+  'POST /v1/orders',
+  'GET /v1/orders',
+  'GET /v1/orders/{order_id}/compliance-bundle',
+  'POST /v1/subscriptions',
+  'GET /v1/subscriptions',
+  'POST /v1/subscriptions/{subscription_id}/cancel',
+  'POST /v1/topups',
+  'GET /v1/balance',
+  'GET /v1/ledger',
+  'GET /v1/payouts',
+  'GET /v1/events',
+  'POST /v1/events/{id}/redeliver',
+];
+
 test('[SPINE-TYPED-ERRORS] the table holds all 16 agent routes of the spec', () => {
-  assert.equal(agentRoutes.length, 16);
+  const routes = new Set(agentRoutes.map((op) => `${op.method} ${op.path}`));
+  for (const r of specAgentRoutes) assert.ok(routes.has(r), r);
 });
 
 for (const op of agentRoutes) {

@@ -44,6 +44,8 @@ export async function systemEnv(overrides: Record<string, string> = {}): Promise
     ASSAY_BASE_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'error',
     ASSAY_SANDBOX_REGISTRATIONS_PER_MINUTE: '100000',
+    // Suites that need the synthetic corpus ask for it; the rest start faster without it.
+    ASSAY_SANDBOX_CORPUS_ARTIFACTS: '0',
     ...overrides,
   };
 }

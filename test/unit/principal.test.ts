@@ -2,7 +2,7 @@
 // retention window, and a fact that breaks an invariant is refused loudly.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { BusRequest, LedgerFact } from '../../contracts/index.ts';
+import type { BusReply, BusRequest, LedgerFact } from '../../contracts/index.ts';
 import { names } from '../../contracts/index.ts';
 import { principalBehaviour } from '../../actors/principal/principal.ts';
 
@@ -28,17 +28,18 @@ const topUp = (key: string, credits: number): BusRequest => ({
 
 async function run(state: ReturnType<typeof behaviour.initial>, req: BusRequest) {
   const d = await behaviour.decide(state, req, principalId);
+  assert.ok(!('call' in d), 'top-ups are decided by the principal alone');
   if ('fact' in d) behaviour.apply(state, d.fact);
-  return d;
+  return d as { reply: BusReply; fact?: LedgerFact };
 }
 
 test('[SPINE-IDEM-RETENTION] a key replays within the retention window and is forgotten after it', async () => {
   const state = behaviour.initial(principalId);
   const first = await run(state, topUp('k1', 5));
-  assert.ok('fact' in first);
+  assert.ok(first.fact);
   now += 23 * hourMs;
   const replay = await run(state, topUp('k1', 5));
-  assert.ok(!('fact' in replay) && replay.reply.ok && replay.reply.replayed);
+  assert.ok(!replay.fact && replay.reply.ok && replay.reply.replayed);
   const conflict = await run(state, topUp('k1', 6));
   assert.ok(!conflict.reply.ok && conflict.reply.error.code === 'idempotency_conflict');
   // A fact after the window prunes the old record; the key then names a new request.
@@ -46,7 +47,7 @@ test('[SPINE-IDEM-RETENTION] a key replays within the retention window and is fo
   await run(state, topUp('k2', 1));
   assert.equal(state.idempotency.has('k1'), false);
   const again = await run(state, topUp('k1', 5));
-  assert.ok('fact' in again, 'an expired key executes again');
+  assert.ok(again.fact, 'an expired key executes again');
   assert.equal(state.availableCents, 1100);
 });
 

@@ -1,0 +1,416 @@
+// The catalog service (stateless, queue group `svc.catalog`): publishing artifacts and editions (forwarded by the
+// principal actor, which owns the Idempotency-Key), and every catalog read: search, reports, trust, errata,
+// listings, offers. The sandbox line is enforced here: a caller sees only its own side, the other side is 404.
+import { createHash } from 'node:crypto';
+import {
+  type ArtifactT,
+  type BusReply,
+  type BusRequest,
+  type Caller,
+  canonicalJson,
+  type Config,
+  type ErratumT,
+  errorReply,
+  type ListingT,
+  type Names,
+  type OfferDocumentT,
+  okReply,
+  pageLimits,
+  type SearchItemT,
+} from '../../contracts/index.ts';
+import {
+  type ArtifactRow,
+  currentEdition,
+  type EditionRow,
+  enqueueOutbox,
+  type ErratumRow,
+  errataForArtifact,
+  errataForArtifacts,
+  getArtifact,
+  getListingRow,
+  getReport,
+  insertArtifact,
+  insertEdition,
+  type ListingRow,
+  liveListingsFor,
+  searchArtifacts,
+  sellerListings,
+  type Sql,
+  subjectSandbox,
+  trustAggregates,
+} from '../../storage/index.ts';
+import type { Clock } from '../runtime/clock.ts';
+import { decodeCursor, decodeCursorText, encodeCursor } from '../shared/cursor.ts';
+import { parseArtifact } from '../verification/format.ts';
+import { currentJudgeVersion, judgePromptHash } from '../verification/judge.ts';
+import { trustScore } from './trust.ts';
+
+type PublishRequest = {
+  title?: string;
+  content: string;
+  topics?: string[];
+  description?: string;
+  floor?: number;
+};
+
+/** Internal commands, sent by the principal actor after it checked the Idempotency-Key. */
+export const catalogOps = {
+  publishArtifact: 'catalog.publish_artifact',
+  publishEdition: 'catalog.publish_edition',
+  /** Is this artifact the caller's, on the caller's side of the sandbox line? (for listing creation) */
+  ownedArtifact: 'catalog.owned_artifact',
+} as const;
+
+export interface PublishArtifactCommand {
+  artifactId: string;
+  editionId: string;
+  request: PublishRequest & { title: string };
+  /** Judge version to verify with; the current one unless a loader asks for another (the sandbox corpus does). */
+  judgeVersion?: string;
+}
+export interface PublishEditionCommand {
+  artifactId: string;
+  editionId: string;
+  request: PublishRequest;
+}
+
+/** The floor an artifact declares when neither the request nor its front matter does. */
+export const defaultArtifactFloor = 0.7;
+
+export function contentHash(content: string): string {
+  return `sha256:${createHash('sha256').update(content, 'utf8').digest('hex')}`;
+}
+
+export interface CatalogDeps {
+  sql: Sql;
+  names: Names;
+  config: Config;
+  clock: Clock;
+}
+
+export function catalogService(d: CatalogDeps) {
+  const { sql } = d;
+  const offerUrl = (listingId: string) => `${d.config.baseUrl}/offers/${listingId}`;
+  const reportUrl = (digest: string) => `${d.config.baseUrl}/v1/reports/${digest}`;
+
+  const handlers: Record<string, (req: BusRequest, caller: Caller) => Promise<BusReply>> = {
+    [catalogOps.publishArtifact]: async (req, caller) => {
+      const c = req.body as PublishArtifactCommand;
+      const existing = await getArtifact(sql, c.artifactId);
+      if (existing) return artifactReply(existing, await currentEdition(sql, existing.id), false);
+      const edition = editionFrom(c.editionId, c.artifactId, c.request, undefined, c.judgeVersion);
+      await sql.begin(async (tx) => {
+        const created = await insertArtifact(
+          tx as unknown as Sql,
+          { id: c.artifactId, ownerPrincipalId: caller.principalId, sandbox: caller.sandbox },
+          edition,
+        );
+        if (created) await enqueueVerification(tx as unknown as Sql, edition.id);
+      });
+      const row = (await getArtifact(sql, c.artifactId))!;
+      return artifactReply(row, await currentEdition(sql, row.id), true);
+    },
+
+    [catalogOps.publishEdition]: async (req, caller) => {
+      const c = req.body as PublishEditionCommand;
+      const artifact = await getArtifact(sql, c.artifactId);
+      if (!artifact || artifact.owner_principal_id !== caller.principalId) {
+        return errorReply('not_found', 'no artifact with this id belongs to the caller');
+      }
+      const current = await currentEdition(sql, artifact.id);
+      if (current && (current.id === c.editionId || current.content_hash === contentHash(c.request.content))) {
+        return artifactReply(artifact, current, current.id === c.editionId);
+      }
+      const edition = editionFrom(c.editionId, artifact.id, c.request, artifact);
+      await sql.begin(async (tx) => {
+        await insertEdition(tx as unknown as Sql, edition);
+        await enqueueVerification(tx as unknown as Sql, edition.id);
+      });
+      const row = (await getArtifact(sql, artifact.id))!;
+      return artifactReply(row, await currentEdition(sql, row.id), true);
+    },
+
+    [catalogOps.ownedArtifact]: async (req, caller) => {
+      const artifact = await getArtifact(sql, (req.body as { artifactId: string }).artifactId);
+      if (!artifact || artifact.owner_principal_id !== caller.principalId || artifact.sandbox !== caller.sandbox) {
+        return errorReply('not_found', 'no artifact with this id belongs to the caller');
+      }
+      return okReply(200, { artifactId: artifact.id, sandbox: artifact.sandbox });
+    },
+
+    searchArtifacts: async (req, caller) => {
+      const q = req.query as {
+        type?: string;
+        topic?: string;
+        floor?: number;
+        max_price?: number;
+        cursor?: string;
+        limit?: number;
+      };
+      let beforeSeq: number | null = null;
+      if (q.cursor !== undefined) {
+        beforeSeq = decodeCursor('search', q.cursor);
+        if (beforeSeq === null) return errorReply('validation_failed', 'cursor is not a search cursor from this API');
+      }
+      const limit = q.limit ?? pageLimits.default;
+      const rows = await searchArtifacts(sql, {
+        sandbox: caller.sandbox,
+        ...(q.type === undefined ? {} : { type: q.type }),
+        ...(q.topic === undefined ? {} : { topic: q.topic }),
+        ...(q.floor === undefined ? {} : { floor: q.floor }),
+        ...(q.max_price === undefined ? {} : { maxPriceCents: q.max_price }),
+        beforeSeq,
+        limit: limit + 1,
+      });
+      const page = rows.slice(0, limit);
+      const ids = page.map((r) => r.id);
+      const [listings, trust] = await Promise.all([
+        liveListingsFor(sql, ids),
+        trustAggregates(
+          sql,
+          ids.map((id) => `artifact:${id}`),
+        ),
+      ]);
+      const byArtifact = new Map<string, string[]>();
+      for (const l of listings) byArtifact.set(l.artifact_id, [...(byArtifact.get(l.artifact_id) ?? []), l.id]);
+      const now = d.clock.nowMs();
+      const items: SearchItemT[] = page.map((r) => {
+        const live = byArtifact.get(r.id) ?? [];
+        return {
+          artifact: artifactFields(r),
+          trust: trustScore(trust.get(`artifact:${r.id}`), now),
+          liveListingIds: live,
+          offers: live.map((id) => ({ listing_id: id, offer_url: offerUrl(id) })),
+        };
+      });
+      const last = page.at(-1);
+      return okReply(200, {
+        items,
+        next_cursor: rows.length > limit && last ? encodeCursor('search', last.catalog_seq) : null,
+      });
+    },
+
+    getVerificationReport: async (req, caller) => {
+      const report = await getReport(sql, req.params.digest!);
+      if (!report || report.sandbox !== caller.sandbox) return errorReply('not_found', 'no report with this digest');
+      return okReply(200, JSON.parse(report.body));
+    },
+
+    getTrust: async (req, caller) => {
+      const subject = req.params.subject!;
+      const [kind, id] = subject.split(':') as ['principal' | 'agent' | 'artifact', string];
+      const sandbox =
+        kind === 'artifact' ? ((await getArtifact(sql, id))?.sandbox ?? null) : await subjectSandbox(sql, kind, id);
+      if (sandbox === null || sandbox !== caller.sandbox) return errorReply('not_found', `no ${kind} with this id`);
+      const agg = await trustAggregates(sql, [subject]);
+      return okReply(200, trustScore(agg.get(subject), d.clock.nowMs()));
+    },
+
+    getErrata: async (req, caller) => {
+      const q = req.query as { artifact_id?: string; cursor?: string; limit?: number };
+      let offset = 0;
+      if (q.cursor !== undefined) {
+        const o = decodeCursor('errata', q.cursor);
+        if (o === null) return errorReply('validation_failed', 'cursor is not an errata cursor from this API');
+        offset = o;
+      }
+      let rows: (ErratumRow & { artifact_ids?: string[] })[];
+      if (q.artifact_id !== undefined) {
+        const artifact = await getArtifact(sql, q.artifact_id);
+        if (!artifact || artifact.sandbox !== caller.sandbox)
+          return errorReply('not_found', 'no artifact with this id');
+        rows = (await errataForArtifact(sql, artifact.id)).map((r) => ({ ...r, artifact_ids: [artifact.id] }));
+      } else {
+        rows = await errataForArtifacts(sql, await purchasedArtifactIds(sql, caller.principalId));
+      }
+      const limit = q.limit ?? pageLimits.default;
+      const page = rows.slice(offset, offset + limit);
+      return okReply(200, {
+        items: page.map(erratumFields),
+        next_cursor: offset + limit < rows.length ? encodeCursor('errata', offset + limit) : null,
+      });
+    },
+
+    getListings: async (req, caller) => {
+      const q = req.query as { cursor?: string; limit?: number };
+      let after: { createdAt: Date; id: string } | null = null;
+      if (q.cursor !== undefined) {
+        const text = decodeCursorText('listings', q.cursor);
+        const m = text ? /^(\d{1,15})\/([0-9a-f-]{36})$/.exec(text) : null;
+        if (!m) return errorReply('validation_failed', 'cursor is not a listings cursor from this API');
+        after = { createdAt: new Date(Number(m[1])), id: m[2]! };
+      }
+      const limit = q.limit ?? pageLimits.default;
+      const rows = await sellerListings(sql, caller.principalId, after, limit + 1);
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return okReply(200, {
+        items: page.map((r) => listingFields(r, offerUrl(r.id))),
+        next_cursor:
+          rows.length > limit && last ? encodeCursor('listings', `${last.created_at.getTime()}/${last.id}`) : null,
+      });
+    },
+
+    getOffer: async (req, caller) => {
+      const listing = await getListingRow(sql, req.params.id!);
+      if (!listing || listing.state !== 'live' || listing.sandbox !== caller.sandbox) {
+        return errorReply('not_found', 'no live listing with this id');
+      }
+      const artifact = (await getArtifact(sql, listing.artifact_id))!;
+      const offer = await offerDocument(listing, artifact);
+      return { ok: true, status: 200, body: offer, etag: strongEtag(offer) };
+    },
+  };
+
+  async function offerDocument(listing: ListingRow, artifact: ArtifactRow): Promise<OfferDocumentT> {
+    const digest = artifact.current_report_digest;
+    const report = digest ? await getReport(sql, digest) : null;
+    const parsed = report
+      ? (JSON.parse(report.body) as {
+          judgeModel: string;
+          judgePromptVersion: string;
+          createdAt: string;
+          summary: { meanEntailment: number };
+        })
+      : null;
+    const updated = [listing.updated_at.toISOString(), parsed?.createdAt ?? ''].sort().at(-1)!;
+    return {
+      offer_version: 'offer-v1',
+      listing_id: listing.id,
+      artifact_id: artifact.id,
+      edition_id: artifact.current_edition_id,
+      title: artifact.title,
+      seller_principal_id: listing.seller_principal_id,
+      price_cents: listing.price_cents,
+      currency: 'credit',
+      formats: listing.formats,
+      floor: listing.floor,
+      billing:
+        listing.billing_interval_seconds === null ? null : { interval_seconds: listing.billing_interval_seconds },
+      sandbox: listing.sandbox,
+      verification: parsed ? 'verified' : 'pending',
+      judge: parsed
+        ? {
+            model: parsed.judgeModel,
+            version: parsed.judgePromptVersion,
+            prompt_hash: judgePromptHash(parsed.judgePromptVersion),
+          }
+        : null,
+      report:
+        parsed && digest
+          ? {
+              digest,
+              url: reportUrl(digest),
+              mean_entailment: parsed.summary.meanEntailment,
+              meets_floor: parsed.summary.meanEntailment >= listing.floor,
+            }
+          : null,
+      updated_at: updated,
+    };
+  }
+
+  function editionFrom(
+    editionId: string,
+    artifactId: string,
+    r: PublishRequest,
+    previous?: ArtifactRow,
+    judgeVersion = currentJudgeVersion,
+  ) {
+    const fm = parseArtifact(r.content).frontMatter;
+    return {
+      id: editionId,
+      artifactId,
+      contentHash: contentHash(r.content),
+      content: r.content,
+      title: r.title ?? previous?.title ?? fm.title ?? 'Untitled',
+      topics: r.topics ?? fm.topics ?? previous?.topics ?? [],
+      description: r.description ?? fm.description ?? previous?.description ?? '',
+      floor: r.floor ?? fm.floor ?? previous?.floor ?? defaultArtifactFloor,
+      judgeVersion,
+      createdAt: d.clock.nowIso(),
+    };
+  }
+
+  async function enqueueVerification(tx: Sql, editionId: string) {
+    await enqueueOutbox(tx, d.names.verifySubject, `verify:${editionId}`, { editionId });
+  }
+
+  return async (req: BusRequest): Promise<BusReply> => {
+    const handler = handlers[req.op];
+    if (!handler) return errorReply('not_found', `the catalog service has no operation ${req.op}`);
+    if (!req.caller) return errorReply('unauthorized', 'catalog operations need a caller');
+    return handler(req, req.caller);
+  };
+}
+
+function artifactFields(r: ArtifactRow): SearchItemT['artifact'] {
+  return {
+    id: r.id,
+    type: 'context_file',
+    contentHash: r.current_content_hash,
+    manifest: { title: r.title, topics: r.topics, description: r.description, floor: r.floor },
+    ownerPrincipalId: r.owner_principal_id,
+    sandbox: r.sandbox,
+    createdAt: r.created_at.toISOString(),
+  };
+}
+
+function artifactReply(r: ArtifactRow, e: EditionRow | null, created: boolean): BusReply {
+  const body: ArtifactT = {
+    ...(artifactFields(r) as ArtifactT),
+    currentEdition: {
+      id: e!.id,
+      number: e!.number,
+      contentHash: e!.content_hash,
+      reportDigest: e!.report_digest,
+      createdAt: e!.created_at.toISOString(),
+    },
+    editionCreated: created,
+  };
+  return okReply(201, body);
+}
+
+export function listingFields(r: ListingRow, offerUrl: string): ListingT {
+  return {
+    id: r.id,
+    artifactId: r.artifact_id,
+    sellerPrincipalId: r.seller_principal_id,
+    priceCents: r.price_cents,
+    floor: r.floor,
+    formats: r.formats,
+    billing: r.billing_interval_seconds === null ? null : { intervalSeconds: r.billing_interval_seconds },
+    state: r.state,
+    sandbox: r.sandbox,
+    offerUrl,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+function erratumFields(r: ErratumRow & { artifact_ids?: string[] }): ErratumT {
+  return {
+    id: r.id,
+    state: r.state,
+    title: r.title,
+    description: r.description,
+    judgeModel: r.judge_model,
+    judgeVersions: r.judge_versions,
+    artifactIds: r.artifact_ids ?? [],
+    affectedArtifactsTotal: r.affected_total,
+    openedAt: r.opened_at.toISOString(),
+    closedAt: r.closed_at?.toISOString() ?? null,
+  };
+}
+
+/** A strong ETag: a hash of the offer's canonical form, so equal documents always carry equal tags. */
+export function strongEtag(doc: unknown): string {
+  return `"${createHash('sha256').update(canonicalJson(doc)).digest('base64url').slice(0, 32)}"`;
+}
+
+/**
+ * Artifacts the principal has bought. Orders arrive with the purchases issue; until then a principal has bought
+ * nothing, so "errata affecting my purchases" is empty.
+ */
+async function purchasedArtifactIds(_sql: Sql, _principalId: string): Promise<string[]> {
+  return [];
+}

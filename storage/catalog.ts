@@ -1,0 +1,178 @@
+// Artifacts, editions and reports in PostgreSQL, and the search query over them.
+import type { Sql } from './postgres.ts';
+
+export interface ArtifactRow {
+  id: string;
+  catalog_seq: number;
+  type: string;
+  owner_principal_id: string;
+  sandbox: boolean;
+  title: string;
+  topics: string[];
+  description: string;
+  floor: number;
+  created_at: Date;
+  current_edition_id: string;
+  current_content_hash: string;
+  current_report_digest: string | null;
+  current_mean_entailment: number | null;
+  current_judge_version: string | null;
+  live_listing_count: number;
+  min_live_price_cents: number | null;
+}
+
+export interface EditionRow {
+  id: string;
+  artifact_id: string;
+  number: number;
+  content_hash: string;
+  content: string;
+  title: string;
+  topics: string[];
+  description: string;
+  floor: number;
+  judge_version: string;
+  report_digest: string | null;
+  created_at: Date;
+}
+
+export interface NewEdition {
+  id: string;
+  artifactId: string;
+  contentHash: string;
+  content: string;
+  title: string;
+  topics: string[];
+  description: string;
+  floor: number;
+  judgeVersion: string;
+  createdAt: string;
+}
+
+const artifactColumns = `id, catalog_seq, type, owner_principal_id, sandbox, title, topics, description, floor, created_at,
+  current_edition_id, current_content_hash, current_report_digest, current_mean_entailment, current_judge_version,
+  live_listing_count, min_live_price_cents`;
+
+export async function getArtifact(sql: Sql, id: string): Promise<ArtifactRow | null> {
+  const rows = await sql<ArtifactRow[]>`SELECT ${sql.unsafe(artifactColumns)} FROM artifacts WHERE id = ${id}`;
+  return rows[0] ?? null;
+}
+
+export async function getEdition(sql: Sql, id: string): Promise<EditionRow | null> {
+  const rows = await sql<EditionRow[]>`SELECT * FROM editions WHERE id = ${id}`;
+  return rows[0] ?? null;
+}
+
+export async function currentEdition(sql: Sql, artifactId: string): Promise<EditionRow | null> {
+  const rows = await sql<EditionRow[]>`
+    SELECT e.* FROM editions e JOIN artifacts a ON a.current_edition_id = e.id WHERE a.id = ${artifactId}`;
+  return rows[0] ?? null;
+}
+
+/** Insert a new artifact and its first edition. Returns false when the artifact id exists already. */
+export async function insertArtifact(
+  tx: Sql,
+  a: { id: string; ownerPrincipalId: string; sandbox: boolean },
+  e: NewEdition,
+): Promise<boolean> {
+  const inserted = await tx`
+    INSERT INTO artifacts (id, owner_principal_id, sandbox, title, topics, description, floor, created_at,
+                           current_edition_id, current_content_hash, search_tsv)
+    VALUES (${a.id}, ${a.ownerPrincipalId}, ${a.sandbox}, ${e.title}, ${e.topics}, ${e.description}, ${e.floor},
+            ${e.createdAt}, ${e.id}, ${e.contentHash},
+            to_tsvector('english'::regconfig, ${`${e.title} ${e.topics.join(' ')} ${e.description}`}))
+    ON CONFLICT (id) DO NOTHING`;
+  if (inserted.count === 0) return false;
+  await insertEditionRow(tx, e, 1);
+  return true;
+}
+
+/** Add an edition as the artifact's current one (its report pending). Returns the edition number. */
+export async function insertEdition(tx: Sql, e: NewEdition): Promise<number> {
+  const [row] = await tx<{ n: number }[]>`
+    SELECT coalesce(max(number), 0) + 1 AS n FROM editions WHERE artifact_id = ${e.artifactId}`;
+  await insertEditionRow(tx, e, row!.n);
+  await tx`
+    UPDATE artifacts SET current_edition_id = ${e.id}, current_content_hash = ${e.contentHash}, title = ${e.title},
+      topics = ${e.topics}, description = ${e.description}, floor = ${e.floor}, current_report_digest = NULL,
+      current_mean_entailment = NULL, current_judge_version = NULL,
+      search_tsv = to_tsvector('english'::regconfig, ${`${e.title} ${e.topics.join(' ')} ${e.description}`})
+    WHERE id = ${e.artifactId}`;
+  return row!.n;
+}
+
+async function insertEditionRow(tx: Sql, e: NewEdition, number: number): Promise<void> {
+  await tx`
+    INSERT INTO editions (id, artifact_id, number, content_hash, content, title, topics, description, floor,
+                          judge_version, created_at)
+    VALUES (${e.id}, ${e.artifactId}, ${number}, ${e.contentHash}, ${e.content}, ${e.title}, ${e.topics},
+            ${e.description}, ${e.floor}, ${e.judgeVersion}, ${e.createdAt})`;
+}
+
+export interface StoredReportInput {
+  digest: string;
+  editionId: string;
+  artifactId: string;
+  sandbox: boolean;
+  judgeModel: string;
+  judgeVersion: string;
+  meanEntailment: number;
+  signingKeyId: string;
+  body: string;
+  createdAt: string;
+}
+
+/**
+ * Store an edition's report once: the first report for an edition wins (a second verifier's is dropped). Updates
+ * the artifact's current report when the edition is still current. Returns whether this call stored it.
+ */
+export async function storeReport(tx: Sql, r: StoredReportInput): Promise<boolean> {
+  const inserted = await tx`
+    INSERT INTO reports (digest, edition_id, artifact_id, sandbox, judge_model, judge_version, mean_entailment,
+                         signing_key_id, body, created_at)
+    VALUES (${r.digest}, ${r.editionId}, ${r.artifactId}, ${r.sandbox}, ${r.judgeModel}, ${r.judgeVersion},
+            ${r.meanEntailment}, ${r.signingKeyId}, ${r.body}, ${r.createdAt})
+    ON CONFLICT DO NOTHING`;
+  if (inserted.count === 0) return false;
+  await tx`UPDATE editions SET report_digest = ${r.digest} WHERE id = ${r.editionId}`;
+  await tx`
+    UPDATE artifacts SET current_report_digest = ${r.digest}, current_mean_entailment = ${r.meanEntailment},
+      current_judge_version = ${r.judgeVersion}
+    WHERE id = ${r.artifactId} AND current_edition_id = ${r.editionId}`;
+  return true;
+}
+
+export async function getReport(sql: Sql, digest: string): Promise<{ body: string; sandbox: boolean } | null> {
+  const rows = await sql<
+    { body: string; sandbox: boolean }[]
+  >`SELECT body, sandbox FROM reports WHERE digest = ${digest}`;
+  return rows[0] ?? null;
+}
+
+export interface SearchFilters {
+  sandbox: boolean;
+  type?: string;
+  topic?: string;
+  floor?: number;
+  maxPriceCents?: number;
+  beforeSeq: number | null;
+  limit: number;
+}
+
+/**
+ * Artifacts with at least one live listing, newest first, on one side of the sandbox line. Keyset pagination on
+ * catalog_seq: a cursor walk visits every match that existed when it started exactly once. Query plans are in
+ * docs/search.md.
+ */
+export async function searchArtifacts(sql: Sql, f: SearchFilters): Promise<ArtifactRow[]> {
+  return sql<ArtifactRow[]>`
+    SELECT ${sql.unsafe(artifactColumns)} FROM artifacts
+    WHERE sandbox = ${f.sandbox} AND live_listing_count > 0
+      ${f.type === undefined ? sql`` : sql`AND type = ${f.type}`}
+      ${f.topic === undefined ? sql`` : sql`AND search_tsv @@ websearch_to_tsquery('english'::regconfig, ${f.topic})`}
+      ${f.floor === undefined ? sql`` : sql`AND current_mean_entailment >= ${f.floor}`}
+      ${f.maxPriceCents === undefined ? sql`` : sql`AND min_live_price_cents <= ${f.maxPriceCents}`}
+      ${f.beforeSeq === null ? sql`` : sql`AND catalog_seq < ${f.beforeSeq}`}
+    ORDER BY catalog_seq DESC
+    LIMIT ${f.limit}`;
+}

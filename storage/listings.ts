@@ -1,0 +1,93 @@
+// Listings in PostgreSQL: a projection of the LISTINGS stream (the listing actors own the state), plus the
+// per-artifact aggregates search filters on (live listing count, cheapest live price).
+import type { ListingFact, Names } from '../contracts/index.ts';
+import type { Sql } from './postgres.ts';
+import type { Projection } from './projector.ts';
+
+export interface ListingRow {
+  id: string;
+  artifact_id: string;
+  seller_principal_id: string;
+  price_cents: number;
+  floor: number;
+  formats: ('md' | 'pdf')[];
+  billing_interval_seconds: number | null;
+  state: 'live' | 'unlisted';
+  sandbox: boolean;
+  created_at: Date;
+  updated_at: Date;
+  last_seq: number;
+}
+
+export function listingProjection(n: Names): Projection<ListingFact> {
+  return {
+    checkpoint: `listings:${n.streams.listings.name}`,
+    stream: n.streams.listings.name,
+    async apply(tx, batch) {
+      const touched = new Set<string>();
+      for (const { seq, fact } of batch) {
+        if (fact.type === 'listing_created') {
+          await tx`
+            INSERT INTO listings (id, artifact_id, seller_principal_id, price_cents, floor, formats,
+                                  billing_interval_seconds, state, sandbox, created_at, updated_at, last_seq)
+            VALUES (${fact.listingId}, ${fact.artifactId}, ${fact.sellerPrincipalId}, ${fact.priceCents}, ${fact.floor},
+                    ${fact.formats}, ${fact.billing?.intervalSeconds ?? null}, 'live', ${fact.sandbox}, ${fact.at},
+                    ${fact.at}, ${seq})
+            ON CONFLICT (id) DO NOTHING`;
+          touched.add(fact.artifactId);
+          continue;
+        }
+        const [row] = await tx<{ artifact_id: string }[]>`
+          UPDATE listings SET
+            price_cents = ${fact.type === 'listing_repriced' ? tx`${fact.priceCents}` : tx`price_cents`},
+            state = ${fact.type === 'listing_unlisted' ? 'unlisted' : tx`state`},
+            updated_at = ${fact.at}, last_seq = ${seq}
+          WHERE id = ${fact.listingId} AND last_seq < ${seq}
+          RETURNING artifact_id`;
+        if (row) touched.add(row.artifact_id);
+      }
+      if (touched.size > 0) await refreshArtifactAggregates(tx, [...touched]);
+    },
+    async truncate(tx) {
+      await tx`TRUNCATE listings`;
+      await tx`UPDATE artifacts SET live_listing_count = 0, min_live_price_cents = NULL`;
+    },
+  };
+}
+
+async function refreshArtifactAggregates(tx: Sql, artifactIds: string[]): Promise<void> {
+  await tx`
+    UPDATE artifacts a SET live_listing_count = coalesce(s.n, 0), min_live_price_cents = s.min_price
+    FROM (SELECT id FROM unnest(${tx.array(artifactIds, 2950)}::uuid[]) AS id) ids
+    LEFT JOIN (SELECT artifact_id, count(*)::int AS n, min(price_cents) AS min_price
+               FROM listings WHERE state = 'live' AND artifact_id = ANY(${tx.array(artifactIds, 2950)}::uuid[])
+               GROUP BY artifact_id) s ON s.artifact_id = ids.id
+    WHERE a.id = ids.id`;
+}
+
+export async function liveListingsFor(sql: Sql, artifactIds: string[]): Promise<{ id: string; artifact_id: string }[]> {
+  if (artifactIds.length === 0) return [];
+  return sql<{ id: string; artifact_id: string }[]>`
+    SELECT id, artifact_id FROM listings
+    WHERE artifact_id = ANY(${sql.array(artifactIds, 2950)}::uuid[]) AND state = 'live'
+    ORDER BY created_at, id`;
+}
+
+export async function getListingRow(sql: Sql, id: string): Promise<ListingRow | null> {
+  const rows = await sql<ListingRow[]>`SELECT * FROM listings WHERE id = ${id}`;
+  return rows[0] ?? null;
+}
+
+/** A seller's listings, newest first; the cursor is (created_at, id) of the last row. */
+export async function sellerListings(
+  sql: Sql,
+  sellerId: string,
+  after: { createdAt: Date; id: string } | null,
+  limit: number,
+): Promise<ListingRow[]> {
+  return sql<ListingRow[]>`
+    SELECT * FROM listings WHERE seller_principal_id = ${sellerId}
+      ${after === null ? sql`` : sql`AND (created_at, id) < (${after.createdAt}, ${after.id})`}
+    ORDER BY created_at DESC, id DESC
+    LIMIT ${limit}`;
+}
