@@ -5,7 +5,9 @@ import { parseArgs } from 'node:util';
 import { randomIds, rotateKey, signAgentToken, systemClock, ensureActiveKey } from '../actors/index.ts';
 import { loadConfig, names as namesOf } from '../contracts/index.ts';
 import { ledgerProjection, rebuildProjection } from '../storage/index.ts';
+import { errataCommand } from './errata.ts';
 import { allRoles, makeLogger, openDatabase, openNats, type Role, StartupError, startRoles } from './roles.ts';
+import { verifyReportCommand } from './verify.ts';
 
 const usage = `usage: assay <command>
 
@@ -20,12 +22,20 @@ operator commands:
   mint-token --principal <uuid> --agent <uuid> [--scopes "a b"] [--live] [--ttl <seconds>]
                         sign an agent token with the service's key (operator use and tests)
   rotate-key --purpose token|report
-                        make a new signing key active; tokens and reports signed by older keys still verify`;
+                        make a new signing key active; tokens and reports signed by older keys still verify
+  errata open --title <text> --judge-versions <v1,v2> [--description <text>] [--judge-model <name>]
+  errata close <id>
+  errata list           open and close judge errata (operator only; writes the database directly)
+
+client commands (talk HTTP only):
+  verify-report <report.json> --keys <jwks file or URL>
+                        check a report's digest and ES256 signature offline`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   const config = loadConfig(process.env);
   const log = makeLogger(config);
+
   switch (command) {
     case 'serve':
     case 'gateway':
@@ -94,8 +104,21 @@ async function main(argv: string[]): Promise<number> {
       await sql.end();
       return 0;
     }
+    case 'verify-report': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { keys: { type: 'string' } },
+      });
+      if (positionals.length !== 1 || !values.keys)
+        throw new StartupError('usage: assay verify-report <report.json> --keys <jwks>');
+      return verifyReportCommand(positionals[0]!, values.keys);
+    }
+    case 'errata':
+      return errataCommand(config, rest);
     default:
       console.error(usage);
+
       return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
   }
 }

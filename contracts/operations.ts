@@ -335,7 +335,23 @@ export const operations: readonly Operation[] = [
     available: true,
   }),
   row({
+    id: 'getArtifact',
+    method: 'GET',
+    path: '/v1/artifacts/{artifact_id}',
+    scope: 'read:artifact',
+    tool: 'get_artifact',
+    summary: 'One artifact with its current edition and, once verified, the digest of its report.',
+    params: S.ArtifactIdParams,
+    body: null,
+    output: S.Artifact,
+    successStatus: 200,
+    mutating: false,
+    dispatch: { to: 'service', service: 'catalog' },
+    available: true,
+  }),
+  row({
     id: 'createListing',
+
     method: 'POST',
     path: '/v1/listings',
     scope: 'publish',

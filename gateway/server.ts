@@ -65,6 +65,7 @@ export class Gateway {
   private inflight = 0;
   /** Per-request access lines are debug level; checked once so the hot path pays nothing when they are off. */
   private readonly accessLog: boolean;
+
   private draining = false;
   private idle: (() => void) | null = null;
   port = 0;
@@ -197,6 +198,9 @@ export class Gateway {
         .then((result) => {
           if (result.status >= 500)
             this.o.log.warn({ requestId, op: op.id, code: result.error?.code }, 'request refused');
+          else if (this.accessLog) {
+            this.o.log.debug({ requestId, op: op.id, status: result.status, code: result.error?.code }, 'request');
+          }
           this.write(res, requestId, result, state);
         })
         .finally(() => this.done());

@@ -27,6 +27,23 @@ export const requirements = {
   'SPINE-LEASES':
     'Shard leases: claimed by CAS, renewed, rebalanced when hosts join and leave, taken over when lapsed.',
   'SPINE-CONFIG-DOCS': "The README's configuration table is the one generated from the config schema.",
+  'CAT-REPORT-OFFLINE':
+    'A report verifies offline (node:crypto alone), digest = sha256(RFC 8785); any change fails it.',
+  'CAT-KEY-ROTATION': 'After a report key rotation, reports signed by the old and the new key both verify.',
+  'CAT-REPORT-ROUTE': 'GET /v1/reports/{digest}: malformed digest 422, unknown 404.',
+  'CAT-VERIFY-CLI': '`assay verify-report` checks a report with only the public keys and says what failed.',
+  'CAT-SEARCH-FILTERS': 'Search filters floor, max_price, topic and type select exactly the matching corpus artifacts.',
+  'CAT-SEARCH-OFFERS': 'Every search item carries inline trust and one offer per live listing.',
+  'CAT-SEARCH-CURSOR': 'A cursor walk visits every match exactly once while artifacts are added.',
+  'CAT-SANDBOX-LINE': 'Sandbox tokens see only sandbox artifacts, reports and offers; live tokens never see them.',
+  'CAT-OFFER-ETAG': 'Offers carry a strong ETag; a matching If-None-Match gives 304.',
+  'CAT-OFFER-SCHEMA': 'Served offers validate against /schemas/offer-v1.json with an independent validator.',
+  'CAT-TRUST': 'Trust matches hand-computed values: no samples, all pass, old and new samples mixed.',
+  'CAT-SELLER-OPS': 'Sellers publish artifacts and editions and create, reprice and unlist listings, idempotently.',
+  'CAT-VALIDATION': 'Bad input on every catalog route gets a typed error and changes nothing.',
+  'CAT-ERRATA': 'Errata list by artifact and by purchases; the operator opens and closes them.',
+  'CAT-JUDGE': 'The judge is deterministic and versioned; numbers and negations contradict.',
+  'CAT-FORMAT': 'The documented artifact format example parses and judges as documented.',
 } as const;
 
 export type RequirementId = keyof typeof requirements;

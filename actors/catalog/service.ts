@@ -190,6 +190,14 @@ export function catalogService(d: CatalogDeps) {
       });
     },
 
+    getArtifact: async (req, caller) => {
+      const artifact = await getArtifact(sql, req.params.artifact_id!);
+      if (!artifact || artifact.sandbox !== caller.sandbox) return errorReply('not_found', 'no artifact with this id');
+      const reply = artifactReply(artifact, await currentEdition(sql, artifact.id), false) as { body: ArtifactT };
+      const { editionCreated: _, ...body } = reply.body;
+      return okReply(200, body);
+    },
+
     getVerificationReport: async (req, caller) => {
       const report = await getReport(sql, req.params.digest!);
       if (!report || report.sandbox !== caller.sandbox) return errorReply('not_found', 'no report with this digest');
@@ -253,7 +261,7 @@ export function catalogService(d: CatalogDeps) {
 
     getOffer: async (req, caller) => {
       const listing = await getListingRow(sql, req.params.id!);
-      if (!listing || listing.state !== 'live' || listing.sandbox !== caller.sandbox) {
+      if (listing?.state !== 'live' || listing.sandbox !== caller.sandbox) {
         return errorReply('not_found', 'no live listing with this id');
       }
       const artifact = (await getArtifact(sql, listing.artifact_id))!;

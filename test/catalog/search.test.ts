@@ -1,0 +1,317 @@
+// Search, offers and the sandbox line, against the synthetic corpus. Expected results are computed from the
+// corpus generator itself (what was published, at which prices, and what the judge makes of it), not read back
+// from the database.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { buildReport, corpusArtifact } from '../../actors/index.ts';
+import { artifactContent, publish, registerSeller, reportDigestOf } from '../support/catalog.ts';
+import { waitForCorpus } from '../support/catalog.ts';
+import { isTypedError } from '../support/http.ts';
+import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
+import { mintToken } from '../support/tokens.ts';
+
+const corpusSize = 300;
+let sys: TestSystem;
+let buyer: Agent;
+let liveToken: string;
+
+interface Expected {
+  id: string;
+  mean: number;
+  minPrice: number;
+  topics: string[];
+  listingIds: string[];
+}
+const expected: Expected[] = [];
+
+before(async () => {
+  sys = await startSystem({ ASSAY_SANDBOX_CORPUS_ARTIFACTS: String(corpusSize) });
+  await waitForCorpus(sys, corpusSize);
+  buyer = await sys.register();
+  liveToken = await mintToken(sys.config, {
+    sandbox: false,
+    scopes: ['read:artifact', 'read:trust', 'purchase', 'publish'],
+  });
+  for (let i = 0; i < corpusSize; i++) {
+    const a = corpusArtifact(sys.config.sandboxCorpusSeed, i);
+    const report = buildReport({
+      artifactId: a.id,
+      editionId: a.editionId,
+      contentHash: '',
+      content: a.content,
+      floor: a.floor,
+      judgeVersion: a.judgeVersion,
+      createdAt: '',
+    });
+    expected.push({
+      id: a.id,
+      mean: report.summary.meanEntailment,
+      minPrice: Math.min(...a.listings.map((l) => l.priceCents)),
+      topics: a.topics,
+      listingIds: a.listings.map((l) => l.id),
+    });
+  }
+});
+after(async () => {
+  await sys.stop();
+});
+
+async function walk(query: string, token = buyer.token, onPage?: (n: number) => Promise<void>) {
+  const items: any[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const r: any = await sys.call('GET', `/v1/search?${query}&limit=37${cursor ? `&cursor=${cursor}` : ''}`, { token });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    items.push(...r.body.items);
+    cursor = r.body.next_cursor;
+    pages++;
+    await onPage?.(pages);
+  } while (cursor);
+  return items;
+}
+
+const ids = (items: any[]) => items.map((i) => i.artifact.id);
+const sorted = (xs: string[]) => [...xs].sort();
+
+describe('search filters against the corpus', () => {
+  test('[CAT-SEARCH-FILTERS] no filter: every corpus artifact, newest first, each once', async () => {
+    const items = await walk('');
+    assert.equal(items.length, corpusSize);
+    assert.equal(new Set(ids(items)).size, corpusSize);
+    assert.deepEqual(ids(items), expected.map((e) => e.id).reverse());
+  });
+
+  test('[CAT-SEARCH-FILTERS] floor, max_price, topic and type select exactly the matching artifacts', async () => {
+    const cases: [string, (e: Expected) => boolean][] = [
+      ['floor=0.8', (e) => e.mean >= 0.8],
+      ['floor=0.7', (e) => e.mean >= 0.7],
+      ['max_price=500', (e) => e.minPrice <= 500],
+      ['topic=kubernetes', (e) => e.topics.includes('kubernetes')],
+      ['topic=vacuum', (e) => e.topics.some((t) => t.includes('vacuum'))],
+      [
+        'topic=postgresql&floor=0.75&max_price=2000',
+        (e) => e.topics.includes('postgresql') && e.mean >= 0.75 && e.minPrice <= 2000,
+      ],
+      ['type=context_file', () => true],
+      ['type=dataset', () => false],
+    ];
+    for (const [query, match] of cases) {
+      const want = expected.filter(match).map((e) => e.id);
+      const got = ids(await walk(query));
+      assert.equal(new Set(got).size, got.length, `${query}: duplicates`);
+      assert.deepEqual(sorted(got), sorted(want), query);
+      if (!query.startsWith('type=dataset')) assert.ok(want.length > 0, `${query} matches something`);
+    }
+  });
+
+  test('[CAT-SEARCH-OFFERS] every item has inline trust and exactly one offer per live listing', async () => {
+    const items = await walk('');
+    const byId = new Map(expected.map((e) => [e.id, e]));
+    for (const item of items) {
+      const e = byId.get(item.artifact.id)!;
+      assert.deepEqual(sorted(item.liveListingIds), sorted(e.listingIds));
+      assert.equal(item.offers.length, item.liveListingIds.length);
+      for (const o of item.offers) {
+        assert.ok(item.liveListingIds.includes(o.listing_id));
+        assert.equal(o.offer_url, `${sys.baseUrl}/offers/${o.listing_id}`);
+      }
+      assert.equal(item.trust.sampleSize, 1, 'one verification sample');
+      assert.equal(item.trust.passRate, e.mean >= 0.7 ? 1 : 0);
+      assert.equal(item.artifact.sandbox, true);
+      assert.match(item.artifact.contentHash, /^sha256:[0-9a-f]{64}$/);
+    }
+  });
+
+  test('[CAT-SEARCH-CURSOR] walking the cursor visits every match exactly once while artifacts are added', async () => {
+    const seller = await registerSeller(sys);
+    let added = 0;
+    const items = await walk('topic=testing OR postgresql', buyer.token, async (page) => {
+      // Between pages, publish and list a new matching artifact.
+      const a = await publish(
+        sys,
+        seller.token,
+        {
+          title: `Arrived during page ${page}`,
+          content: artifactContent(`t${page}`, [['c1', 'x']], ['x']),
+          topics: ['testing'],
+        },
+        `walk-${page}`,
+      );
+      const l = await sys.call('POST', '/v1/listings', {
+        token: seller.token,
+        body: { artifact_id: a.id, price_cents: 100, floor: 0.5, formats: ['md'] },
+        key: `walk-l-${page}`,
+      });
+      assert.equal(l.status, 201);
+      added++;
+    });
+    const before = expected.filter((e) => e.topics.includes('postgresql')).map((e) => e.id);
+    const got = ids(items);
+    assert.equal(new Set(got).size, got.length, 'no artifact twice');
+    for (const id of before) assert.ok(got.includes(id), 'every match that existed when the walk began');
+    assert.ok(added >= 2);
+    // The new ones are there for the next walk.
+    await eventually('new artifacts to be searchable', async () => {
+      const again = await walk('topic=testing');
+      return again.length >= added ? true : undefined;
+    });
+  });
+
+  test('[CAT-VALIDATION] bad search input gets a typed 422', async () => {
+    for (const q of [
+      'floor=2',
+      'floor=abc',
+      'max_price=-1',
+      'limit=0',
+      'limit=201',
+      'cursor=bm9wZQ',
+      'colour=red',
+      `topic=${'x'.repeat(201)}`,
+    ]) {
+      const r = await sys.call('GET', `/v1/search?${q}`, { token: buyer.token });
+      assert.equal(r.status, 422, q);
+      assert.ok(isTypedError(r.body, 'validation_failed'), q);
+    }
+  });
+});
+
+describe('offers', () => {
+  test('[CAT-OFFER-ETAG] an offer has a strong ETag; If-None-Match that matches gives 304; a reprice changes it', async () => {
+    const seller = await registerSeller(sys);
+    const a = await publish(
+      sys,
+      seller.token,
+      { title: 'Offer me', content: artifactContent('o', [['c1', 'alpha beta']], ['alpha beta']) },
+      'offer-a',
+    );
+    const l = await sys.call('POST', '/v1/listings', {
+      token: seller.token,
+      body: {
+        artifact_id: a.id,
+        price_cents: 700,
+        floor: 0.6,
+        formats: ['md', 'pdf'],
+        billing: { interval_seconds: 30 },
+      },
+      key: 'offer-l',
+    });
+    const digest = await reportDigestOf(sys, seller.token, a.id);
+    const offer = await eventually('the offer to carry its report', async () => {
+      const r = await sys.call('GET', `/offers/${l.body.id}`, { token: buyer.token });
+      return r.status === 200 && r.body.report ? r : undefined;
+    });
+    const etag = offer.headers.get('etag')!;
+    assert.match(etag, /^"[A-Za-z0-9_-]{32}"$/, 'a strong tag (no W/ prefix)');
+    assert.equal(offer.body.report.digest, digest);
+    assert.equal(offer.body.judge.version, '1.2.0');
+    assert.deepEqual(offer.body.billing, { interval_seconds: 30 });
+    const same = await sys.call('GET', `/offers/${l.body.id}`, { token: buyer.token });
+    assert.equal(same.headers.get('etag'), etag, 'same document, same tag');
+    const notModified = await sys.call('GET', `/offers/${l.body.id}`, {
+      token: buyer.token,
+      headers: { 'if-none-match': etag },
+    });
+    assert.equal(notModified.status, 304);
+    assert.equal(notModified.body, '');
+    const other = await sys.call('GET', `/offers/${l.body.id}`, {
+      token: buyer.token,
+      headers: { 'if-none-match': '"nope"' },
+    });
+    assert.equal(other.status, 200);
+    const repriced = await sys.call('POST', `/v1/listings/${l.body.id}/reprice`, {
+      token: seller.token,
+      body: { price_cents: 900 },
+      key: 'offer-r',
+    });
+    assert.equal(repriced.status, 201);
+    const changed = await eventually('the offer to show the new price', async () => {
+      const r = await sys.call('GET', `/offers/${l.body.id}`, {
+        token: buyer.token,
+        headers: { 'if-none-match': etag },
+      });
+      return r.status === 200 && r.body.price_cents === 900 ? r : undefined;
+    });
+    assert.notEqual(changed.headers.get('etag'), etag);
+    const unlisted = await sys.call('POST', `/v1/listings/${l.body.id}/unlist`, {
+      token: seller.token,
+      body: {},
+      key: 'offer-u',
+    });
+    assert.equal(unlisted.status, 201);
+    await eventually('the unlisted offer to be gone', async () => {
+      const r = await sys.call('GET', `/offers/${l.body.id}`, { token: buyer.token });
+      return r.status === 404 && isTypedError(r.body, 'not_found') ? true : undefined;
+    });
+  });
+
+  test('[CAT-OFFER-SCHEMA] every served offer validates against /schemas/offer-v1.json (ajv, draft 2020-12)', async () => {
+    const schemaReply = await sys.call('GET', '/schemas/offer-v1.json');
+    assert.equal(schemaReply.status, 200);
+    assert.equal(schemaReply.body.$schema, 'https://json-schema.org/draft/2020-12/schema');
+    const ajv = new Ajv2020.default({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const validate = ajv.compile(schemaReply.body);
+    const items = await walk('');
+    let checked = 0;
+    for (const item of items.slice(0, 60)) {
+      for (const o of item.offers) {
+        const r = await sys.call('GET', `/offers/${o.listing_id}`, { token: buyer.token });
+        assert.equal(r.status, 200);
+        assert.ok(validate(r.body), JSON.stringify(validate.errors));
+        checked++;
+      }
+    }
+    assert.ok(checked > 60);
+    assert.equal(validate({ offer_version: 'offer-v1' }), false, 'the schema rejects a partial offer');
+  });
+});
+
+describe('the sandbox line', () => {
+  test('[CAT-SANDBOX-LINE] live tokens never see sandbox artifacts, reports or offers', async () => {
+    const items = await walk('', liveToken);
+    assert.equal(items.filter((i) => i.artifact.sandbox).length, 0);
+    const sandboxItem = (await sys.call('GET', '/v1/search?limit=1', { token: buyer.token })).body.items[0];
+    const offer = await sys.call('GET', `/offers/${sandboxItem.offers[0].listing_id}`, { token: liveToken });
+    assert.equal(offer.status, 404);
+    const digest = (await sys.call('GET', `/v1/artifacts/${sandboxItem.artifact.id}`, { token: buyer.token })).body
+      .currentEdition.reportDigest;
+    assert.equal((await sys.call('GET', `/v1/reports/${digest}`, { token: liveToken })).status, 404);
+    assert.equal((await sys.call('GET', `/v1/reports/${digest}`, { token: buyer.token })).status, 200);
+    assert.equal((await sys.call('GET', `/v1/artifacts/${sandboxItem.artifact.id}`, { token: liveToken })).status, 404);
+    assert.equal(
+      (await sys.call('GET', `/v1/trust/artifact:${sandboxItem.artifact.id}`, { token: liveToken })).status,
+      404,
+    );
+  });
+
+  test('[CAT-SANDBOX-LINE] sandbox tokens never see live artifacts, reports or offers', async () => {
+    const a = await publish(
+      sys,
+      liveToken,
+      {
+        title: 'A live artifact',
+        content: artifactContent('live', [['c1', 'gamma']], ['gamma']),
+        topics: ['livezone'],
+      },
+      'live-a',
+    );
+    assert.equal(a.sandbox, false);
+    const l = await sys.call('POST', '/v1/listings', {
+      token: liveToken,
+      body: { artifact_id: a.id, price_cents: 100, floor: 0.5, formats: ['md'] },
+      key: 'live-l',
+    });
+    assert.equal(l.status, 201);
+    const digest = await reportDigestOf(sys, liveToken, a.id);
+    await eventually('the live artifact to be searchable by live tokens', async () =>
+      (await walk('topic=livezone', liveToken)).length === 1 ? true : undefined,
+    );
+    assert.equal((await walk('topic=livezone', buyer.token)).length, 0);
+    assert.equal((await sys.call('GET', `/offers/${l.body.id}`, { token: buyer.token })).status, 404);
+    assert.equal((await sys.call('GET', `/offers/${l.body.id}`, { token: liveToken })).status, 200);
+    assert.equal((await sys.call('GET', `/v1/reports/${digest}`, { token: buyer.token })).status, 404);
+  });
+});

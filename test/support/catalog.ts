@@ -1,0 +1,98 @@
+// Helpers for catalog suites: sellers, publishing, waiting for verification and for the corpus, and an
+// independent report verifier (its own canonical JSON, node:crypto only; none of the service's signing code).
+import { createHash, createPublicKey, verify } from 'node:crypto';
+import { corpusArtifact } from '../../actors/index.ts';
+import { type Agent, eventually, type TestSystem } from './system.ts';
+
+export const sellerScopes = ['read:artifact', 'read:trust', 'purchase', 'publish'];
+
+export async function registerSeller(sys: TestSystem): Promise<Agent> {
+  const r = await sys.call('POST', '/sandbox/agents', { body: { scopes: sellerScopes } });
+  if (r.status !== 201) throw new Error(`seller registration failed: ${r.status}`);
+  return {
+    token: r.body.token,
+    principalId: r.body.principal_id,
+    agentId: r.body.agent_id,
+    balanceCents: r.body.balance_cents,
+  };
+}
+
+export function artifactContent(title: string, claims: [string, string][], passage: string[]): string {
+  return [
+    '---',
+    `title: ${title}`,
+    'topics: [testing]',
+    'floor: 0.7',
+    '---',
+    '',
+    '## Claims',
+    ...claims.map(([id, text]) => `- [${id}] ${text} (source: s1, locator: "Notes")`),
+    '',
+    '## Sources',
+    '### [s1] Test source',
+    '#### Notes',
+    ...passage.map((p) => `> ${p}`),
+  ].join('\n');
+}
+
+export async function publish(sys: TestSystem, token: string, body: Record<string, unknown>, key: string) {
+  const r = await sys.call('POST', '/v1/artifacts', { token, body, key });
+  if (r.status !== 201) throw new Error(`publish failed: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** The digest of the artifact's current report, once the verifier has made it. */
+export async function reportDigestOf(sys: TestSystem, token: string, artifactId: string): Promise<string> {
+  return eventually(`a report for ${artifactId}`, async () => {
+    const r = await sys.call('GET', `/v1/artifacts/${artifactId}`, { token });
+    return r.body?.currentEdition?.reportDigest ?? undefined;
+  });
+}
+
+/** Wait until every corpus edition has its report and every corpus listing is projected. */
+export async function waitForCorpus(sys: TestSystem, count: number): Promise<void> {
+  const seed = sys.config.sandboxCorpusSeed;
+  let listings = 0;
+  for (let i = 0; i < count; i++) listings += corpusArtifact(seed, i).listings.length;
+  await eventually(
+    'the corpus to be verified and listed',
+    async () => {
+      const [r] = await sys.sql<{ reports: number; listings: number }[]>`
+        SELECT (SELECT count(*)::int FROM reports) AS reports, (SELECT count(*)::int FROM listings) AS listings`;
+      return r!.reports >= count && r!.listings >= listings ? true : undefined;
+    },
+    60_000,
+  );
+}
+
+/** RFC 8785, written again here so the check does not share code with the service. */
+export function jcs(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(jcs).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const entries = Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${jcs(x)}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/** Digest and signature check with node:crypto alone. */
+export function independentlyVerify(report: any, jwks: { keys: any[] }): { digestOk: boolean; signatureOk: boolean } {
+  const { digest, signature, ...body } = report;
+  const bytes = Buffer.from(jcs(body), 'utf8');
+  const digestOk = `sha256:${createHash('sha256').update(bytes).digest('hex')}` === digest;
+  const jwk = jwks.keys.find((k) => k.kid === report.signingKeyId);
+  if (!jwk) return { digestOk, signatureOk: false };
+  let signatureOk = false;
+  try {
+    const key = createPublicKey({ key: jwk, format: 'jwk' });
+    signatureOk = verify(
+      'sha256',
+      bytes,
+      { key, dsaEncoding: 'ieee-p1363' },
+      Buffer.from(String(signature), 'base64url'),
+    );
+  } catch {
+    signatureOk = false;
+  }
+  return { digestOk, signatureOk };
+}
