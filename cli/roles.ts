@@ -132,15 +132,22 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
     // Every worker verifies: the VERIFY work queue hands each edition to one of them.
     const verifying = new AbortController();
     const verifier = runVerifier(nc, sql, names, systemClock, log, verifying.signal, config.verifierConcurrency);
-    await loadSandboxCorpus(
+    // In the background: a large corpus takes a while, and the workers already serve meanwhile.
+    const corpusLoading = new AbortController();
+    const corpus = loadSandboxCorpus(
       { nc, sql, names, log, nowIso: systemClock.nowIso },
       config.sandboxCorpusSeed,
       config.sandboxCorpusArtifacts,
-    );
+      corpusLoading.signal,
+    ).catch((err) => log.error({ err }, 'sandbox corpus load failed; it resumes at the next start'));
     stops.push(async () => {
       await Promise.all(subs.map((s) => s.drain().catch(() => {})));
+      corpusLoading.abort();
+      await corpus;
+
       verifying.abort();
       await verifier;
+
       for (const job of jobs) await job.stop();
     });
     log.info('workers serving (auth, sandbox, ledger, catalog, verifier, projectors, outbox relay)');

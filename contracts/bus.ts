@@ -96,7 +96,43 @@ export type BusReply =
     }
   | { ok: false; error: { code: ErrorCode; message: string; retryAfterS?: number } };
 
+/**
+ * Wire form of a reply: one line of metadata JSON, a newline, then the body's JSON. JSON text never contains a raw
+ * newline, so the first one ends the metadata; a gateway can then pass the body's bytes to the client untouched
+ * instead of parsing and re-serialising them.
+ */
+export function encodeReply(reply: BusReply): Uint8Array {
+  if (!reply.ok) return textEncoder.encode(`${JSON.stringify(reply)}\n`);
+  const { body, ...meta } = reply;
+  return textEncoder.encode(`${JSON.stringify(meta)}\n${body === undefined ? 'null' : JSON.stringify(body)}`);
+}
+
+/** The reply and its body's raw JSON bytes; `reply.body` is parsed from them on first access. */
+export function decodeReply(bytes: Uint8Array): { reply: BusReply; bodyBytes: Uint8Array | null } {
+  const nl = bytes.indexOf(10);
+  const meta = JSON.parse(textDecoder.decode(nl < 0 ? bytes : bytes.subarray(0, nl))) as BusReply;
+  if (!meta.ok || nl < 0) return { reply: meta, bodyBytes: null };
+  const bodyBytes = bytes.subarray(nl + 1);
+  let parsed: unknown;
+  let done = false;
+  Object.defineProperty(meta, 'body', {
+    enumerable: true,
+    get() {
+      if (!done) {
+        parsed = JSON.parse(textDecoder.decode(bodyBytes));
+        done = true;
+      }
+      return parsed;
+    },
+  });
+  return { reply: meta, bodyBytes };
+}
+
+const textEncoder = new TextEncoder();
+const textDecoder = new TextDecoder();
+
 export function okReply(status: number, body: unknown): BusReply {
+
   return { ok: true, status, body };
 }
 

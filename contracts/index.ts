@@ -7,7 +7,10 @@ export {
   type BusReply,
   type BusRequest,
   type Caller,
+  decodeReply,
+  encodeReply,
   errorReply,
+
   names,
   type Names,
   namespacePattern,

@@ -2,7 +2,7 @@
 // callers get 503 at once instead of waiting for the timeout.
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { BusReply, BusRequest } from '../contracts/index.ts';
-import { errorReply } from '../contracts/index.ts';
+import { decodeReply, errorReply } from '../contracts/index.ts';
 
 const encoder = new TextEncoder();
 
@@ -26,28 +26,26 @@ export class GatewayBus {
   }
 
   async request(subject: string, req: BusRequest): Promise<BusReply> {
-    if (!this.isConnected()) return errorReply('unavailable', 'the message bus is unreachable; retry shortly', 1);
+    return (await this.requestWire(subject, req)).reply;
+  }
+
+  /** The reply with its body's raw bytes, so they can go to the client without being parsed and re-serialised. */
+  async requestWire(subject: string, req: BusRequest): Promise<{ reply: BusReply; bodyBytes: Uint8Array | null }> {
+    if (!this.isConnected()) return refused('the message bus is unreachable; retry shortly');
     try {
       const msg = await this.nc.request(subject, encoder.encode(JSON.stringify(req)), { timeout: this.timeoutMs });
-      return msg.json<BusReply>();
+      return decodeReply(msg.data);
     } catch (err) {
-      const name = (err as Error)?.name ?? '';
-      const text = `${name} ${(err as Error)?.message ?? ''}`;
+      const text = `${(err as Error)?.name ?? ''} ${(err as Error)?.message ?? ''}`;
       if (/no ?responders/i.test(text)) {
-        return errorReply(
-          'unavailable',
-          'no process serves this request right now (shards may be moving); retry shortly',
-          1,
-        );
+        return refused('no process serves this request right now (shards may be moving); retry shortly');
       }
       if (/timeout/i.test(text)) {
-        return errorReply(
-          'unavailable',
-          `no answer within ${this.timeoutMs} ms; a retry with the same Idempotency-Key is safe`,
-          1,
-        );
+        return refused(`no answer within ${this.timeoutMs} ms; a retry with the same Idempotency-Key is safe`);
       }
-      return errorReply('unavailable', 'the message bus is unreachable; retry shortly', 1);
+      return refused('the message bus is unreachable; retry shortly');
     }
   }
 }
+
+const refused = (message: string) => ({ reply: errorReply('unavailable', message, 1), bodyBytes: null });

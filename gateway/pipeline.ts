@@ -39,7 +39,10 @@ export interface CallResult {
   status: number;
   body: unknown;
   headers: Record<string, string>;
+  /** The body's JSON exactly as the service sent it, when it came over the bus. */
+  rawBody?: Uint8Array;
   /** Set when the result is a refusal: the typed error object (also in `body`). */
+
   error?: ErrorBody;
 }
 
@@ -149,7 +152,7 @@ export class Pipeline {
       d.to === 'actor'
         ? this.d.names.actorSubject(d.kind, caller!.principalId)
         : this.d.names.serviceSubject(d.service);
-    const reply = await this.d.bus.request(subject, {
+    const { reply, bodyBytes } = await this.d.bus.requestWire(subject, {
       op: op.id,
       requestId: input.requestId,
       caller,
@@ -160,10 +163,10 @@ export class Pipeline {
       clientAddress: input.clientAddress,
     });
     // 7. Reply mapping.
-    return this.fromReply(reply, input.ifNoneMatch);
+    return this.fromReply(reply, input.ifNoneMatch, bodyBytes);
   }
 
-  fromReply(reply: BusReply, ifNoneMatch?: string): CallResult {
+  fromReply(reply: BusReply, ifNoneMatch?: string, bodyBytes: Uint8Array | null = null): CallResult {
     if (reply.ok) {
       const headers: Record<string, string> = reply.replayed ? { 'idempotent-replayed': 'true' } : {};
       if (reply.etag) {
@@ -173,7 +176,11 @@ export class Pipeline {
           return { status: 304, body: null, headers };
         }
       }
-      return { status: reply.status, body: reply.body, headers };
+      // `body` stays lazy (parsed only if someone reads it); HTTP sends `rawBody` as it came.
+      const result: CallResult = { status: reply.status, body: undefined, headers };
+      Object.defineProperty(result, 'body', { enumerable: true, get: () => reply.body });
+      if (bodyBytes) result.rawBody = bodyBytes;
+      return result;
     }
     const { code, message, retryAfterS } = reply.error;
     return this.refuse(code, message, undefined, retryAfterS ? { 'retry-after': String(retryAfterS) } : {});

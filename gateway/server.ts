@@ -261,7 +261,8 @@ export class Gateway {
   private write(res: HttpResponse, requestId: string, r: CallResult, state: { aborted: boolean }, close = false): void {
     if (state.aborted) return;
     state.aborted = true; // written: never touch this response again
-    const body = r.status === 304 ? '' : JSON.stringify(r.body);
+    const body = r.status === 304 ? '' : (r.rawBody ?? JSON.stringify(r.body));
+
     res.cork(() => {
       res.writeStatus(statusText[r.status] ?? String(r.status));
       if (r.status !== 304) res.writeHeader('content-type', 'application/json');

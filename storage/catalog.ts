@@ -176,3 +176,47 @@ export async function searchArtifacts(sql: Sql, f: SearchFilters): Promise<Artif
     ORDER BY catalog_seq DESC
     LIMIT ${f.limit}`;
 }
+
+/**
+ * Insert many new artifacts, each with its first edition, in three statements (arrays unnested), skipping ids
+ * that exist. Used by the corpus loader, where one statement per row would dominate the load time.
+ */
+export async function insertArtifactsBulk(
+  tx: Sql,
+  rows: { artifact: { id: string; ownerPrincipalId: string; sandbox: boolean }; edition: NewEdition }[],
+): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const col = <T>(f: (r: (typeof rows)[number]) => T, oid: number) => tx.array(rows.map(f) as never[], oid);
+  const text = 25;
+  const uuid = 2950;
+  const created = await tx<{ id: string }[]>`
+    INSERT INTO artifacts (id, owner_principal_id, sandbox, title, topics, description, floor, created_at,
+                           current_edition_id, current_content_hash, search_tsv)
+    SELECT r.id, r.owner, r.sandbox, r.title, string_to_array(r.topics, E'\\x1f'), r.description, r.floor, r.created_at,
+           r.edition_id, r.content_hash,
+           to_tsvector('english'::regconfig, r.title || ' ' || replace(r.topics, E'\\x1f', ' ') || ' ' || r.description)
+    FROM unnest(${col((r) => r.artifact.id, uuid)}::uuid[], ${col((r) => r.artifact.ownerPrincipalId, uuid)}::uuid[],
+                ${col((r) => r.artifact.sandbox, 16)}::boolean[], ${col((r) => r.edition.title, text)}::text[],
+                ${col((r) => r.edition.topics.join('\u001f'), text)}::text[], ${col((r) => r.edition.description, text)}::text[],
+                ${col((r) => r.edition.floor, 701)}::float8[], ${col((r) => r.edition.createdAt, 1184)}::timestamptz[],
+                ${col((r) => r.edition.id, uuid)}::uuid[], ${col((r) => r.edition.contentHash, text)}::text[])
+         AS r(id, owner, sandbox, title, topics, description, floor, created_at, edition_id, content_hash)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id`;
+  const createdIds = new Set(created.map((r) => r.id));
+  const fresh = rows.filter((r) => createdIds.has(r.artifact.id));
+  if (fresh.length === 0) return [];
+  const fcol = <T>(f: (r: (typeof rows)[number]) => T, oid: number) => tx.array(fresh.map(f) as never[], oid);
+  await tx`
+    INSERT INTO editions (id, artifact_id, number, content_hash, content, title, topics, description, floor,
+                          judge_version, created_at)
+    SELECT r.id, r.artifact_id, 1, r.content_hash, r.content, r.title, string_to_array(r.topics, E'\\x1f'),
+           r.description, r.floor, r.judge_version, r.created_at
+    FROM unnest(${fcol((r) => r.edition.id, uuid)}::uuid[], ${fcol((r) => r.artifact.id, uuid)}::uuid[],
+                ${fcol((r) => r.edition.contentHash, text)}::text[], ${fcol((r) => r.edition.content, text)}::text[],
+                ${fcol((r) => r.edition.title, text)}::text[], ${fcol((r) => r.edition.topics.join('\u001f'), text)}::text[],
+                ${fcol((r) => r.edition.description, text)}::text[], ${fcol((r) => r.edition.floor, 701)}::float8[],
+                ${fcol((r) => r.edition.judgeVersion, text)}::text[], ${fcol((r) => r.edition.createdAt, 1184)}::timestamptz[])
+         AS r(id, artifact_id, content_hash, content, title, topics, description, floor, judge_version, created_at)`;
+  return fresh.map((r) => r.artifact.id);
+}

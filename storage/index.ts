@@ -20,6 +20,7 @@ export {
   getEdition,
   getReport,
   insertArtifact,
+  insertArtifactsBulk,
   insertEdition,
   type NewEdition,
   type SearchFilters,
@@ -36,5 +37,6 @@ export {
   openErratum,
 } from './errata.ts';
 export { getListingRow, type ListingRow, listingProjection, liveListingsFor, sellerListings } from './listings.ts';
-export { deleteOutbox, enqueueOutbox, type OutboxRow, outboxChannel, peekOutbox } from './outbox.ts';
+export { deleteOutbox, enqueueOutbox, enqueueOutboxBulk, type OutboxRow, outboxChannel, peekOutbox } from './outbox.ts';
+
 export { addTrustSamples, type TrustAggregate, type TrustSample, trustAggregates } from './trust.ts';

@@ -24,3 +24,13 @@ export async function peekOutbox(sql: Sql, limit: number): Promise<OutboxRow[]> 
 export async function deleteOutbox(sql: Sql, ids: number[]): Promise<void> {
   if (ids.length > 0) await sql`DELETE FROM outbox WHERE id = ANY(${ids})`;
 }
+
+export async function enqueueOutboxBulk(tx: Sql, messages: { subject: string; msgId: string; payload: unknown }[]): Promise<void> {
+  if (messages.length === 0) return;
+  await tx`
+    INSERT INTO outbox (subject, msg_id, payload)
+    SELECT * FROM unnest(${tx.array(messages.map((m) => m.subject) as never[], 25)}::text[],
+                         ${tx.array(messages.map((m) => m.msgId) as never[], 25)}::text[],
+                         ${tx.array(messages.map((m) => JSON.stringify(m.payload)) as never[], 25)}::text[])`;
+  await tx`SELECT pg_notify(${outboxChannel}, '')`;
+}

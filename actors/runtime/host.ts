@@ -10,7 +10,9 @@ import {
   actorKinds,
   type BusReply,
   type BusRequest,
+  encodeReply,
   errorReply,
+
   type Names,
 } from '../../contracts/index.ts';
 import type { Clock } from './clock.ts';
@@ -75,7 +77,6 @@ interface Cell {
 
 /** Retries of one command after an append conflict or a lost acknowledgement, before answering unavailable. */
 const appendAttemptsMax = 5;
-const encoder = new TextEncoder();
 
 export class ActorHost {
   private readonly cells = new Map<string, Cell>();
@@ -286,7 +287,7 @@ export class ActorHost {
 }
 
 function respond(msg: Msg, reply: BusReply): void {
-  if (msg.reply) msg.respond(encoder.encode(JSON.stringify(reply)));
+  if (msg.reply) msg.respond(encodeReply(reply));
 }
 
 function isConflictOrLostAck(err: unknown): boolean {

@@ -2,7 +2,8 @@
 // Services scale by starting more processes; NATS spreads requests across the group.
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
-import { type BusReply, type BusRequest, errorReply } from '../../contracts/index.ts';
+import { type BusReply, type BusRequest, decodeReply, encodeReply, errorReply } from '../../contracts/index.ts';
+
 
 const encoder = new TextEncoder();
 
@@ -22,7 +23,7 @@ export function serveService(
         return;
       }
       const reply = (r: BusReply) => {
-        if (msg.reply) msg.respond(encoder.encode(JSON.stringify(r)));
+        if (msg.reply) msg.respond(encodeReply(r));
       };
       if (inflight >= inflightMax) {
         reply(errorReply('unavailable', 'the service is at capacity; retry shortly', 1));
@@ -58,7 +59,7 @@ export async function busRequest(
 ): Promise<BusReply> {
   try {
     const msg = await nc.request(subject, encoder.encode(JSON.stringify(req)), { timeout: timeoutMs });
-    return msg.json<BusReply>();
+    return decodeReply(msg.data).reply;
   } catch (err) {
     return errorReply(
       'unavailable',

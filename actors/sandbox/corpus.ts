@@ -8,9 +8,10 @@ import type { Logger } from 'pino';
 import type { ListingFact, Names } from '../../contracts/index.ts';
 import {
   closeErratum,
-  enqueueOutbox,
+  enqueueOutboxBulk,
   ensurePrincipal,
-  insertArtifact,
+  insertArtifactsBulk,
+
   openErratum,
   type Sql,
 } from '../../storage/index.ts';
@@ -194,7 +195,12 @@ export interface CorpusDeps {
  * Load the corpus of `seed` with `count` artifacts unless this namespace has it. Safe to run from several workers
  * at once (an advisory lock) and to re-run after a crash (every write is idempotent by id).
  */
-export async function loadSandboxCorpus(d: CorpusDeps, seed: string, count: number): Promise<boolean> {
+export async function loadSandboxCorpus(
+  d: CorpusDeps,
+  seed: string,
+  count: number,
+  signal?: AbortSignal,
+): Promise<boolean> {
   if (count <= 0) return false;
   const ns = d.names.namespace;
   const reserved = await d.sql.reserve();
@@ -206,31 +212,37 @@ export async function loadSandboxCorpus(d: CorpusDeps, seed: string, count: numb
     for (const seller of corpusSellers(seed)) await ensurePrincipal(d.sql, seller, true, d.nowIso());
     const js = jetstream(d.nc);
     for (let start = 0; start < count; start += 500) {
+      // Stopped midway: the next start resumes, every write below being idempotent by id.
+      if (signal?.aborted) return false;
+
       const batch = Array.from({ length: Math.min(500, count - start) }, (_, i) => corpusArtifact(seed, start + i));
       await d.sql.begin(async (tx) => {
-        for (const a of batch) {
-          const created = await insertArtifact(
+        const created = new Set(
+          await insertArtifactsBulk(
             tx as unknown as Sql,
-            { id: a.id, ownerPrincipalId: a.ownerPrincipalId, sandbox: true },
-            {
-              id: a.editionId,
-              artifactId: a.id,
-              contentHash: contentHash(a.content),
-              content: a.content,
-              title: a.title,
-              topics: a.topics,
-              description: a.description,
-              floor: a.floor,
-              judgeVersion: a.judgeVersion,
-              createdAt: a.createdAt,
-            },
-          );
-          if (created) {
-            await enqueueOutbox(tx as unknown as Sql, d.names.verifySubject, `verify:${a.editionId}`, {
-              editionId: a.editionId,
-            });
-          }
-        }
+            batch.map((a) => ({
+              artifact: { id: a.id, ownerPrincipalId: a.ownerPrincipalId, sandbox: true },
+              edition: {
+                id: a.editionId,
+                artifactId: a.id,
+                contentHash: contentHash(a.content),
+                content: a.content,
+                title: a.title,
+                topics: a.topics,
+                description: a.description,
+                floor: a.floor,
+                judgeVersion: a.judgeVersion,
+                createdAt: a.createdAt,
+              },
+            })),
+          ),
+        );
+        await enqueueOutboxBulk(
+          tx as unknown as Sql,
+          batch
+            .filter((a) => created.has(a.id))
+            .map((a) => ({ subject: d.names.verifySubject, msgId: `verify:${a.editionId}`, payload: { editionId: a.editionId } })),
+        );
       });
       await Promise.all(
         batch.flatMap((a) =>
