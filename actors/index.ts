@@ -2,7 +2,9 @@
 export { authService } from './auth/service.ts';
 export { ensureActiveKey, publicJwks, rotateKey, signAgentToken, type TokenRequest } from './auth/keys.ts';
 export { ledgerService } from './ledger/service.ts';
-export { principalBehaviour } from './principal/principal.ts';
+export { principalBehaviour, principalOps, type SettleCommand } from './principal/principal.ts';
+export { QuoteCache, type Quotes } from './principal/quotes.ts';
+
 export { type Clock, type IdSource, randomIds, systemClock } from './runtime/clock.ts';
 export { type ActorBehaviour, ActorHost, type Decision, type HostOptions } from './runtime/host.ts';
 export { ShardLeases, type ShardRef } from './runtime/leases.ts';
@@ -13,6 +15,8 @@ export { catalogService } from './catalog/service.ts';
 export { trustHalfLifeDays, trustScore, weightAtEpoch } from './catalog/trust.ts';
 export { listingBehaviour } from './listing/listing.ts';
 export { runOutboxRelay } from './outbox/relay.ts';
+export { runSettlement, runSettlementSweeper } from './settlement/worker.ts';
+
 export { corpusArtifact, corpusErrata, corpusSellers, loadSandboxCorpus } from './sandbox/corpus.ts';
 export { currentJudgeVersion, judgeModel, judgePromptHash, judgeVersions } from './verification/judge.ts';
 export { buildReport, meetsFloor, signReport } from './verification/report.ts';

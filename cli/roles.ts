@@ -10,10 +10,14 @@ import {
   listingBehaviour,
   loadSandboxCorpus,
   runOutboxRelay,
+  runSettlement,
+  runSettlementSweeper,
+  weightAtEpoch,
   runVerifier,
   ensureActiveKey,
   ledgerService,
   principalBehaviour,
+  QuoteCache,
   randomIds,
   sandboxService,
   serveService,
@@ -29,6 +33,7 @@ import {
   migrate,
   openBuckets,
   openPool,
+  commerceProjection,
   ledgerProjection,
   listingProjection,
   runProjection,
@@ -36,6 +41,9 @@ import {
 } from '../storage/index.ts';
 
 export type Role = 'gateway' | 'actors' | 'workers';
+
+/** How long an actor host trusts a cached listing or artifact quote without a change notice. */
+const quoteTtlMs = 5000;
 export const allRoles: Role[] = ['gateway', 'actors', 'workers'];
 
 export class StartupError extends Error {}
@@ -106,10 +114,11 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
     await ensureActiveKey(sql, 'token', systemClock);
     await ensureActiveKey(sql, 'report', systemClock);
     const deps = { nc, sql, names, config, clock: systemClock, ids: randomIds };
+    const settlementDeps = { nc, sql, names, log, timeoutMs: config.requestTimeoutMs };
     const subs = [
       serveService(nc, names.serviceSubject('auth'), authService(sql), log),
       serveService(nc, names.serviceSubject('sandbox'), sandboxService(deps), log),
-      serveService(nc, names.serviceSubject('ledger'), await ledgerService(nc, sql, names), log),
+      serveService(nc, names.serviceSubject('ledger'), await ledgerService(deps), log),
       serveService(nc, names.serviceSubject('catalog'), catalogService(deps), log),
     ];
     // Jobs that run once per deployment: the worker holding a job's lease runs it, another takes over on failure.
@@ -128,7 +137,14 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       await singleton('ledger_projector', (signal) => runProjection(nc, sql, ledgerProjection(names), log, signal)),
       await singleton('listing_projector', (signal) => runProjection(nc, sql, listingProjection(names), log, signal)),
       await singleton('outbox_relay', (signal) => runOutboxRelay(nc, sql, log, signal)),
+      await singleton('commerce_projector', (signal) =>
+        runProjection(nc, sql, commerceProjection(names, weightAtEpoch), log, signal),
+      ),
+      await singleton('settlement_sweeper', (signal) => runSettlementSweeper(settlementDeps, signal)),
     ];
+    // Every worker settles: the settlement consumer is shared, JetStream spreads held orders across workers.
+    const settling = new AbortController();
+    const settlement = runSettlement(settlementDeps, settling.signal);
     // Every worker verifies: the VERIFY work queue hands each edition to one of them.
     const verifying = new AbortController();
     const verifier = runVerifier(nc, sql, names, systemClock, log, verifying.signal, config.verifierConcurrency);
@@ -146,7 +162,9 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       await corpus;
 
       verifying.abort();
+      settling.abort();
       await verifier;
+      await settlement;
 
       for (const job of jobs) await job.stop();
     });
@@ -154,6 +172,15 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
   }
 
   if (roles.includes('actors')) {
+    const quotes = new QuoteCache(
+      nc,
+      names,
+      quoteTtlMs,
+      Math.max(100, config.requestTimeoutMs - 1500),
+      systemClock.nowMs,
+    );
+    quotes.start();
+    stops.push(async () => quotes.stop());
     host = new ActorHost({
       nc,
       names,
@@ -165,6 +192,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
           clock: systemClock,
           ids: randomIds,
           idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
+          quotes,
         }),
         listingBehaviour({
           names,

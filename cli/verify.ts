@@ -1,7 +1,7 @@
 // `assay verify-report`: check a verification report offline, with nothing but the public keys (a JWK Set file
 // or URL, such as <web_url>/.well-known/report-keys). A client command: it imports contracts/ only.
 import { readFile } from 'node:fs/promises';
-import { type SignedReport, verifyReport } from '../contracts/index.ts';
+import { type SignedBundle, type SignedReport, verifyBundle, verifyReport } from '../contracts/index.ts';
 
 export async function loadKeys(source: string): Promise<{ keys: JsonWebKey[] }> {
   const text = /^https?:\/\//.test(source) ? await (await fetch(source)).text() : await readFile(source, 'utf8');
@@ -12,18 +12,23 @@ export async function loadKeys(source: string): Promise<{ keys: JsonWebKey[] }> 
 
 /** Returns the exit code: 0 when the report verifies, 1 when it does not. */
 export async function verifyReportCommand(reportPath: string, keysSource: string, out = console): Promise<number> {
-  let report: SignedReport;
+  let doc: SignedReport | SignedBundle;
   try {
-    report = JSON.parse(await readFile(reportPath, 'utf8')) as SignedReport;
+    doc = JSON.parse(await readFile(reportPath, 'utf8')) as SignedReport | SignedBundle;
   } catch (err) {
     out.error(`FAILED: cannot read ${reportPath} as JSON: ${(err as Error).message}`);
     return 1;
   }
-  const outcome = verifyReport(report, await loadKeys(keysSource));
+  // A compliance bundle signs its `body`; a report signs itself minus digest and signature.
+  const isBundle = typeof (doc as SignedBundle).body === 'object' && (doc as SignedBundle).body !== null;
+  const keys = await loadKeys(keysSource);
+  const outcome = isBundle ? verifyBundle(doc as SignedBundle, keys) : verifyReport(doc as SignedReport, keys);
   if (!outcome.ok) {
     out.error(`FAILED: ${outcome.reason}`);
     return 1;
   }
-  out.log(`OK: digest ${report.digest} matches the content, signature by key ${outcome.keyId} is valid`);
+  out.log(
+    `OK: digest ${doc.digest} matches the ${isBundle ? 'bundle body' : 'content'}, signature by key ${outcome.keyId} is valid`,
+  );
   return 0;
 }

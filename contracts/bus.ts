@@ -132,7 +132,6 @@ const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
 
 export function okReply(status: number, body: unknown): BusReply {
-
   return { ok: true, status, body };
 }
 

@@ -26,6 +26,8 @@ export interface CreditedFact extends FactBase {
   source: 'sandbox_topup' | 'sandbox_grant';
   amountCents: number;
   topupId: string;
+  /** A sandbox grant also sets the new principal's test mandate, in the same fact. */
+  mandate?: MandateRecord;
 }
 
 /**
@@ -37,8 +39,76 @@ export interface CallRecordedFact extends FactBase {
   op: string;
 }
 
+export interface MandateRecord {
+  id: string;
+  perItemCapCents: number;
+  minTrust: number;
+  minJudgeVersion: string | null;
+  rejectOpenJudgeErrata: boolean;
+  revoked: boolean;
+  createdAt: string;
+}
+
+/** The principal's mandate, new or changed; it replaces the current one (mandates bind all the principal's agents). */
+export interface MandateSetFact extends FactBase {
+  type: 'mandate_set';
+  mandate: MandateRecord;
+}
+
+export interface MandateRevokedFact extends FactBase {
+  type: 'mandate_revoked';
+  mandateId: string;
+}
+
+/** A purchase: the price moves from available to held, in escrow until settlement. The order's commit point. */
+export interface EscrowHeldFact extends FactBase {
+  type: 'escrow_held';
+  orderId: string;
+  agentId: string;
+  listingId: string;
+  artifactId: string;
+  editionId: string;
+  sellerPrincipalId: string;
+  priceCents: number;
+  formats: ('md' | 'pdf')[];
+  /** The listing's floor at purchase: settlement releases when the edition's report meets it. */
+  floor: number;
+  /** `<listingId>@<listing stream sequence>`: the listing state the price was taken from. */
+  priceSnapshotId: string;
+  subscriptionId: string | null;
+}
+
+interface SettlementFields {
+  orderId: string;
+  priceCents: number;
+  listingId: string;
+  artifactId: string;
+  sellerPrincipalId: string;
+  agentId: string;
+  reportDigest: string;
+  meanEntailment: number;
+  floor: number;
+}
+
+/** The edition's report met the floor: the held price is spent and accrues to the seller's payouts. */
+export interface EscrowReleasedFact extends FactBase, SettlementFields {
+  type: 'escrow_released';
+}
+
+/** The edition's report missed the floor: the held price returns to the buyer's available credits. */
+export interface EscrowRefundedFact extends FactBase, SettlementFields {
+  type: 'escrow_refunded';
+}
+
 /** Facts on a principal's ledger subject (`<ns>.ledger.<principalId>`). */
-export type LedgerFact = CreditedFact | CallRecordedFact;
+export type LedgerFact =
+  | CreditedFact
+  | CallRecordedFact
+  | MandateSetFact
+  | MandateRevokedFact
+  | EscrowHeldFact
+  | EscrowReleasedFact
+  | EscrowRefundedFact;
 
 interface ListingFactBase {
   id: string;

@@ -10,7 +10,6 @@ export {
   decodeReply,
   encodeReply,
   errorReply,
-
   names,
   type Names,
   namespacePattern,
@@ -59,13 +58,28 @@ export type {
   TrustT,
   VerificationReportT,
 } from './schemas.ts';
-export type { CallRecordedFact, CreditedFact, IdempotencyRecord, LedgerFact, ListingFact } from './facts.ts';
+export type {
+  CallRecordedFact,
+  CreditedFact,
+  EscrowHeldFact,
+  EscrowRefundedFact,
+  EscrowReleasedFact,
+  IdempotencyRecord,
+  LedgerFact,
+  ListingFact,
+  MandateRecord,
+  MandateRevokedFact,
+  MandateSetFact,
+} from './facts.ts';
+
 export {
   canonicalBytes,
   reportSignedBody,
+  type SignedBundle,
   type SignedReport,
   sha256Digest,
   type VerifyOutcome,
+  verifyBundle,
   verifyEs256,
   verifyReport,
 } from './signed.ts';

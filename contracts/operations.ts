@@ -6,7 +6,7 @@ import type { ActorKind, ServiceName } from './bus.ts';
 import { type ErrorCode, errorTable } from './errors.ts';
 import * as S from './schemas.ts';
 
-export const scopes = ['read:artifact', 'read:trust', 'purchase', 'publish'] as const;
+export const scopes = ['read:artifact', 'read:trust', 'purchase', 'publish', 'manage:mandate'] as const;
 export type Scope = (typeof scopes)[number];
 
 /** Where the gateway sends a request: an actor (by the caller's principal), a stateless service, or itself. */
@@ -128,6 +128,8 @@ export const operations: readonly Operation[] = [
     mutating: true,
     dispatch: { to: 'actor', kind: 'principal' },
     errors: [
+      'not_found',
+      'validation_failed',
       'requote_required',
       'mandate_exceeded',
       'judge_version_rejected',
@@ -135,7 +137,7 @@ export const operations: readonly Operation[] = [
       'insufficient_credits',
       'idempotency_conflict',
     ],
-    available: false,
+    available: true,
   }),
   row({
     id: 'getOrders',
@@ -150,7 +152,7 @@ export const operations: readonly Operation[] = [
     successStatus: 200,
     mutating: false,
     dispatch: { to: 'service', service: 'ledger' },
-    available: false,
+    available: true,
   }),
   row({
     id: 'getComplianceBundle',
@@ -165,7 +167,7 @@ export const operations: readonly Operation[] = [
     successStatus: 200,
     mutating: false,
     dispatch: { to: 'service', service: 'ledger' },
-    available: false,
+    available: true,
   }),
   row({
     id: 'subscribeListing',
@@ -270,7 +272,7 @@ export const operations: readonly Operation[] = [
     successStatus: 200,
     mutating: false,
     dispatch: { to: 'service', service: 'ledger' },
-    available: false,
+    available: true,
   }),
   row({
     id: 'listEvents',
@@ -285,7 +287,7 @@ export const operations: readonly Operation[] = [
     successStatus: 200,
     mutating: false,
     dispatch: { to: 'service', service: 'ledger' },
-    available: false,
+    available: true,
   }),
   row({
     id: 'redeliverEvent',
@@ -459,7 +461,70 @@ export const operations: readonly Operation[] = [
     available: true,
   }),
   row({
+    id: 'createMandate',
+    method: 'POST',
+    path: '/v1/mandates',
+    scope: 'manage:mandate',
+    tool: 'create_mandate',
+    summary: "Set the principal's mandate (per-item cap, minimum trust, judge filters); it replaces the current one.",
+    body: S.CreateMandateRequest,
+    output: S.MandateResource,
+    successStatus: 201,
+    mutating: true,
+    dispatch: { to: 'actor', kind: 'principal' },
+    errors: ['idempotency_conflict'],
+    available: true,
+  }),
+  row({
+    id: 'changeMandate',
+    method: 'POST',
+    path: '/v1/mandates/{mandate_id}/change',
+    scope: 'manage:mandate',
+    tool: 'change_mandate',
+    summary: 'Change fields of the current mandate; purchases decided after the change obey it.',
+    params: S.MandateIdParams,
+    body: S.ChangeMandateRequest,
+    output: S.MandateResource,
+    successStatus: 201,
+    mutating: true,
+    dispatch: { to: 'actor', kind: 'principal' },
+    errors: ['idempotency_conflict', 'mandate_revoked'],
+    available: true,
+  }),
+  row({
+    id: 'revokeMandate',
+    method: 'POST',
+    path: '/v1/mandates/{mandate_id}/revoke',
+    scope: 'manage:mandate',
+    tool: 'revoke_mandate',
+    summary: "Revoke the mandate: the principal's agents can buy nothing until a new mandate is set.",
+    params: S.MandateIdParams,
+    body: S.EmptyBody,
+    output: S.MandateResource,
+    successStatus: 201,
+    mutating: true,
+    dispatch: { to: 'actor', kind: 'principal' },
+    errors: ['idempotency_conflict'],
+    available: true,
+  }),
+  row({
+    id: 'getMandates',
+    method: 'GET',
+    path: '/v1/mandates',
+    scope: 'read:artifact',
+    tool: 'get_mandates',
+    summary: "The principal's mandates, the current one first.",
+    query: S.PageQuery,
+    body: null,
+    output: S.MandatePage,
+    successStatus: 200,
+    mutating: false,
+    dispatch: { to: 'actor', kind: 'principal' },
+    available: true,
+  }),
+  row({
     id: 'registerSandboxAgent',
+
     method: 'POST',
     path: '/sandbox/agents',
     scope: null,

@@ -345,6 +345,38 @@ export const Mandate = Type.Object({
   createdAt: Timestamp(),
 });
 
+export const MandateResource = Type.Object({
+  id: Uuid(),
+  perItemCapCents: Type.Integer({ minimum: 0 }),
+  minTrust: Type.Number({ minimum: 0, maximum: 1 }),
+  minJudgeVersion: Type.Union([Type.String(), Type.Null()]),
+  rejectOpenJudgeErrata: Type.Boolean(),
+  revoked: Type.Boolean(),
+  current: Type.Boolean({ description: 'The mandate that binds the principal’s agents now.' }),
+  createdAt: Timestamp(),
+});
+export const MandatePage = Page(MandateResource);
+const JudgeVersion = Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'A judge version such as 1.2.0.' });
+export const CreateMandateRequest = Type.Object(
+  {
+    per_item_cap_cents: Type.Integer({ minimum: 0, maximum: 100_000_000 }),
+    min_trust: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    min_judge_version: Type.Optional(Type.Union([JudgeVersion, Type.Null()])),
+    reject_open_judge_errata: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export const ChangeMandateRequest = Type.Object(
+  {
+    per_item_cap_cents: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000_000 })),
+    min_trust: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    min_judge_version: Type.Optional(Type.Union([JudgeVersion, Type.Null()])),
+    reject_open_judge_errata: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export const MandateIdParams = Type.Object({ mandate_id: Uuid() }, { additionalProperties: false });
+
 export const SandboxAgentRequest = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Label for the agent.' })),
@@ -355,7 +387,9 @@ export const SandboxAgentRequest = Type.Object(
           Type.Literal('read:trust'),
           Type.Literal('purchase'),
           Type.Literal('publish'),
+          Type.Literal('manage:mandate'),
         ]),
+
         {
           minItems: 1,
           uniqueItems: true,

@@ -58,3 +58,23 @@ export function verifyEs256(
   }
   return ok ? { ok: true, keyId } : { ok: false, reason: `the signature does not match key ${keyId}` };
 }
+
+/** A compliance bundle: `{ digest, body, signature: { keyId, alg, value } }`, the signature over JCS(body). */
+export interface SignedBundle {
+  digest: string;
+  body: Record<string, unknown>;
+  signature: { keyId: string; alg: string; value: string };
+}
+
+export function verifyBundle(bundle: SignedBundle, jwks: { keys: JsonWebKey[] }): VerifyOutcome {
+  if (!bundle?.body || typeof bundle.digest !== 'string' || !bundle.signature) {
+    return { ok: false, reason: 'not a signed bundle: body, digest or signature missing' };
+  }
+  if (bundle.signature.alg !== 'ES256') return { ok: false, reason: `unsupported algorithm ${bundle.signature.alg}` };
+  const bytes = canonicalBytes(bundle.body);
+  const digest = sha256Digest(bytes);
+  if (digest !== bundle.digest) {
+    return { ok: false, reason: `digest mismatch: the bundle says ${bundle.digest}, its body hashes to ${digest}` };
+  }
+  return verifyEs256(bytes, bundle.signature.value, bundle.signature.keyId, jwks);
+}

@@ -40,3 +40,16 @@ export { getListingRow, type ListingRow, listingProjection, liveListingsFor, sel
 export { deleteOutbox, enqueueOutbox, enqueueOutboxBulk, type OutboxRow, outboxChannel, peekOutbox } from './outbox.ts';
 
 export { addTrustSamples, type TrustAggregate, type TrustSample, trustAggregates } from './trust.ts';
+export {
+  commerceProjection,
+  eventsPage,
+  getBundle,
+  getOrder,
+  type OrderRow,
+  ordersPage,
+  payoutsPage,
+  purchasedArtifactIds,
+  reportForEdition,
+  settleableOrders,
+  storeBundle,
+} from './orders.ts';

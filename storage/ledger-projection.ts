@@ -17,24 +17,40 @@ interface LedgerRow {
   created_at: string;
 }
 
-/** The row of a money fact; null for facts that move no money (a recorded call). */
+/** The row of a money fact; null for facts that move no money (a recorded call, a mandate change). */
 export function ledgerRow(seq: number, fact: LedgerFact): LedgerRow | null {
+  const row = (type: LedgerEntryT['type'], amountCents: number, reference: string, runId: string | null) => ({
+    stream_seq: seq,
+    id: fact.id,
+    principal_id: fact.principalId,
+    type,
+    amount_cents: amountCents,
+    balance_after_cents: fact.balanceAfterCents,
+    reference,
+    run_id: runId,
+    sandbox: fact.sandbox,
+    created_at: fact.at,
+  });
   switch (fact.type) {
     case 'call_recorded':
+    case 'mandate_set':
+    case 'mandate_revoked':
       return null;
+    case 'escrow_held':
+      return row('escrow_held', -fact.priceCents, fact.orderId, fact.orderId);
+    // Release spends what was held: available credits do not change, so the entry moves 0.
+    case 'escrow_released':
+      return row('escrow_released', 0, fact.orderId, fact.orderId);
+    case 'escrow_refunded':
+      return row('escrow_refunded', fact.priceCents, fact.orderId, fact.orderId);
+
     case 'credited':
-      return {
-        stream_seq: seq,
-        id: fact.id,
-        principal_id: fact.principalId,
-        type: fact.source === 'sandbox_grant' ? 'sandbox_grant' : 'topup_credited',
-        amount_cents: fact.amountCents,
-        balance_after_cents: fact.balanceAfterCents,
-        reference: fact.topupId,
-        run_id: null,
-        sandbox: fact.sandbox,
-        created_at: fact.at,
-      };
+      return row(
+        fact.source === 'sandbox_grant' ? 'sandbox_grant' : 'topup_credited',
+        fact.amountCents,
+        fact.topupId,
+        null,
+      );
   }
 }
 

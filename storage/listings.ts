@@ -24,19 +24,41 @@ export function listingProjection(n: Names): Projection<ListingFact> {
     checkpoint: `listings:${n.streams.listings.name}`,
     stream: n.streams.listings.name,
     async apply(tx, batch) {
-      const touched = new Set<string>();
+      // Fold the batch first: a listing created here is inserted once, in its final state, with one statement for
+      // all of them; changes to listings created earlier are applied one by one (they are rare).
+      const created = new Map<string, ListingRowInput>();
+      const later: { seq: number; fact: Exclude<ListingFact, { type: 'listing_created' }> }[] = [];
       for (const { seq, fact } of batch) {
         if (fact.type === 'listing_created') {
-          await tx`
-            INSERT INTO listings (id, artifact_id, seller_principal_id, price_cents, floor, formats,
-                                  billing_interval_seconds, state, sandbox, created_at, updated_at, last_seq)
-            VALUES (${fact.listingId}, ${fact.artifactId}, ${fact.sellerPrincipalId}, ${fact.priceCents}, ${fact.floor},
-                    ${fact.formats}, ${fact.billing?.intervalSeconds ?? null}, 'live', ${fact.sandbox}, ${fact.at},
-                    ${fact.at}, ${seq})
-            ON CONFLICT (id) DO NOTHING`;
-          touched.add(fact.artifactId);
+          created.set(fact.listingId, {
+            id: fact.listingId,
+            artifact_id: fact.artifactId,
+            seller_principal_id: fact.sellerPrincipalId,
+            price_cents: fact.priceCents,
+            floor: fact.floor,
+            formats: fact.formats,
+            billing_interval_seconds: fact.billing?.intervalSeconds ?? null,
+            state: 'live',
+            sandbox: fact.sandbox,
+            created_at: fact.at,
+            updated_at: fact.at,
+            last_seq: seq,
+          });
           continue;
         }
+        const row = created.get(fact.listingId);
+        if (!row) {
+          later.push({ seq, fact });
+          continue;
+        }
+        if (fact.type === 'listing_repriced') row.price_cents = fact.priceCents;
+        else row.state = 'unlisted';
+        row.updated_at = fact.at;
+        row.last_seq = seq;
+      }
+      const touched = new Set<string>([...created.values()].map((r) => r.artifact_id));
+      if (created.size > 0) await insertListings(tx, [...created.values()]);
+      for (const { seq, fact } of later) {
         const [row] = await tx<{ artifact_id: string }[]>`
           UPDATE listings SET
             price_cents = ${fact.type === 'listing_repriced' ? tx`${fact.priceCents}` : tx`price_cents`},
@@ -46,13 +68,31 @@ export function listingProjection(n: Names): Projection<ListingFact> {
           RETURNING artifact_id`;
         if (row) touched.add(row.artifact_id);
       }
-      if (touched.size > 0) await refreshArtifactAggregates(tx, [...touched]);
+      if (touched.size > 0) await refreshArtifactAggregates(tx, [...touched].sort());
     },
     async truncate(tx) {
       await tx`TRUNCATE listings`;
       await tx`UPDATE artifacts SET live_listing_count = 0, min_live_price_cents = NULL`;
     },
   };
+}
+
+type ListingRowInput = Omit<ListingRow, 'created_at' | 'updated_at'> & { created_at: string; updated_at: string };
+
+async function insertListings(tx: Sql, rows: ListingRowInput[]): Promise<void> {
+  const col = <K extends keyof ListingRowInput>(k: K, oid: number) => tx.array(rows.map((r) => r[k]) as never[], oid);
+  await tx`
+    INSERT INTO listings (id, artifact_id, seller_principal_id, price_cents, floor, formats, billing_interval_seconds,
+                          state, sandbox, created_at, updated_at, last_seq)
+    SELECT r.id, r.artifact_id, r.seller, r.price, r.floor, string_to_array(r.formats, ','), r.billing, r.state,
+           r.sandbox, r.created_at, r.updated_at, r.last_seq
+    FROM unnest(${col('id', 2950)}::uuid[], ${col('artifact_id', 2950)}::uuid[], ${col('seller_principal_id', 2950)}::uuid[],
+                ${col('price_cents', 20)}::bigint[], ${col('floor', 701)}::float8[],
+                ${tx.array(rows.map((r) => r.formats.join(',')) as never[], 25)}::text[],
+                ${col('billing_interval_seconds', 23)}::int[], ${col('state', 25)}::text[], ${col('sandbox', 16)}::boolean[],
+                ${col('created_at', 1184)}::timestamptz[], ${col('updated_at', 1184)}::timestamptz[], ${col('last_seq', 20)}::bigint[])
+         AS r(id, artifact_id, seller, price, floor, formats, billing, state, sandbox, created_at, updated_at, last_seq)
+    ON CONFLICT (id) DO NOTHING`;
 }
 
 async function refreshArtifactAggregates(tx: Sql, artifactIds: string[]): Promise<void> {

@@ -25,7 +25,10 @@ export async function deleteOutbox(sql: Sql, ids: number[]): Promise<void> {
   if (ids.length > 0) await sql`DELETE FROM outbox WHERE id = ANY(${ids})`;
 }
 
-export async function enqueueOutboxBulk(tx: Sql, messages: { subject: string; msgId: string; payload: unknown }[]): Promise<void> {
+export async function enqueueOutboxBulk(
+  tx: Sql,
+  messages: { subject: string; msgId: string; payload: unknown }[],
+): Promise<void> {
   if (messages.length === 0) return;
   await tx`
     INSERT INTO outbox (subject, msg_id, payload)

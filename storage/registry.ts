@@ -1,26 +1,19 @@
 // Principals, agents and mandates in PostgreSQL.
-import type { MandateT } from '../contracts/index.ts';
 import type { Sql } from './postgres.ts';
 
 export interface NewSandboxPrincipal {
   principalId: string;
   agentId: string;
   agentName: string | null;
-  mandate: MandateT;
   at: string;
 }
 
-/** One transaction: a sandbox principal, its first agent and its active test mandate. */
+/** One transaction: a sandbox principal and its first agent. (Its mandate lives in the principal actor.) */
 export async function insertSandboxPrincipal(sql: Sql, p: NewSandboxPrincipal): Promise<void> {
-  const m = p.mandate;
   await sql.begin(async (tx) => {
     await tx`INSERT INTO principals (id, sandbox, created_at) VALUES (${p.principalId}, true, ${p.at})`;
     await tx`INSERT INTO agents (id, principal_id, name, sandbox, created_at)
              VALUES (${p.agentId}, ${p.principalId}, ${p.agentName}, true, ${p.at})`;
-    await tx`INSERT INTO mandates (id, principal_id, per_item_cap_cents, min_trust, min_judge_version,
-                                   reject_open_judge_errata, revoked, sandbox, created_at)
-             VALUES (${m.id}, ${m.principalId}, ${m.perItemCapCents}, ${m.minTrust}, ${m.minJudgeVersion},
-                     ${m.rejectOpenJudgeErrata}, ${m.revoked}, ${m.sandbox}, ${m.createdAt})`;
   });
 }
 

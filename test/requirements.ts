@@ -44,6 +44,15 @@ export const requirements = {
   'CAT-ERRATA': 'Errata list by artifact and by purchases; the operator opens and closes them.',
   'CAT-JUDGE': 'The judge is deterministic and versioned; numbers and negations contradict.',
   'CAT-FORMAT': 'The documented artifact format example parses and judges as documented.',
+  'BUY-RULES': 'Each purchase refusal answers its exact status and code, in the documented order, and changes nothing.',
+  'BUY-JUDGE-ERRATA': 'A mandate rejecting open judge errata refuses artifacts judged by an affected version.',
+  'BUY-REFUND': 'A report missing its floor: held -> auto_refunded, balance restored, both events pollable.',
+  'BUY-RELEASE': 'A report meeting its floor: released, payout accrued, compliance bundle verifies independently.',
+  'BUY-DOUBLE-SPEND': 'Credits for exactly 3 purchases, 50 concurrent purchases: exactly 3 succeed.',
+  'BUY-IDEMPOTENT': 'A purchase replays under its key and conflicts under another body.',
+  'BUY-ORDERS': "GET /v1/orders lists the caller's orders newest first; another principal's order is invisible.",
+  'BUY-CONSERVATION':
+    'Under concurrent load, key retries and a killed actor host, money is conserved and nothing doubles.',
 } as const;
 
 export type RequirementId = keyof typeof requirements;

@@ -33,6 +33,7 @@ import {
   insertEdition,
   type ListingRow,
   liveListingsFor,
+  purchasedArtifactIds,
   searchArtifacts,
   sellerListings,
   type Sql,
@@ -42,7 +43,8 @@ import {
 import type { Clock } from '../runtime/clock.ts';
 import { decodeCursor, decodeCursorText, encodeCursor } from '../shared/cursor.ts';
 import { parseArtifact } from '../verification/format.ts';
-import { currentJudgeVersion, judgePromptHash } from '../verification/judge.ts';
+import { currentJudgeVersion, judgeModel, judgePromptHash } from '../verification/judge.ts';
+
 import { trustScore } from './trust.ts';
 
 type PublishRequest = {
@@ -59,6 +61,8 @@ export const catalogOps = {
   publishEdition: 'catalog.publish_edition',
   /** Is this artifact the caller's, on the caller's side of the sandbox line? (for listing creation) */
   ownedArtifact: 'catalog.owned_artifact',
+  /** What a purchase checks about an artifact: current edition, its judge version, open errata, trust. */
+  purchaseInfo: 'catalog.purchase_info',
 } as const;
 
 export interface PublishArtifactCommand {
@@ -343,7 +347,31 @@ export function catalogService(d: CatalogDeps) {
     await enqueueOutbox(tx, d.names.verifySubject, `verify:${editionId}`, { editionId });
   }
 
+  /** Internal queries of other actors, answered without a caller (they apply the sandbox line themselves). */
+  const internal: Record<string, (req: BusRequest) => Promise<BusReply>> = {
+    [catalogOps.purchaseInfo]: async (req) => {
+      const artifactId = (req.body as { artifactId: string }).artifactId;
+      const edition = await currentEdition(sql, artifactId);
+      if (!edition) return okReply(200, null);
+      const [errata, trust] = await Promise.all([
+        sql<
+          { open: boolean }[]
+        >`SELECT EXISTS (SELECT 1 FROM errata WHERE state = 'open' AND judge_model = ${judgeModel}
+                                 AND ${edition.judge_version} = ANY(judge_versions)) AS open`,
+        trustAggregates(sql, [`artifact:${artifactId}`]),
+      ]);
+      return okReply(200, {
+        editionId: edition.id,
+        judgeVersion: edition.judge_version,
+        openErrata: errata[0]!.open,
+        trustScore: trustScore(trust.get(`artifact:${artifactId}`), d.clock.nowMs()).score,
+      });
+    },
+  };
+
   return async (req: BusRequest): Promise<BusReply> => {
+    const query = internal[req.op];
+    if (query) return query(req);
     const handler = handlers[req.op];
     if (!handler) return errorReply('not_found', `the catalog service has no operation ${req.op}`);
     if (!req.caller) return errorReply('unauthorized', 'catalog operations need a caller');
@@ -413,12 +441,4 @@ function erratumFields(r: ErratumRow & { artifact_ids?: string[] }): ErratumT {
 /** A strong ETag: a hash of the offer's canonical form, so equal documents always carry equal tags. */
 export function strongEtag(doc: unknown): string {
   return `"${createHash('sha256').update(canonicalJson(doc)).digest('base64url').slice(0, 32)}"`;
-}
-
-/**
- * Artifacts the principal has bought. Orders arrive with the purchases issue; until then a principal has bought
- * nothing, so "errata affecting my purchases" is empty.
- */
-async function purchasedArtifactIds(_sql: Sql, _principalId: string): Promise<string[]> {
-  return [];
 }

@@ -1,55 +1,240 @@
-// Ledger reads from the PostgreSQL projection. A read waits (briefly) until the projection holds the principal's
-// latest fact, so a client that just topped up sees its entry.
+// The principal's read side, from the PostgreSQL projections of its LEDGER facts: ledger entries, orders,
+// compliance bundles, payouts and events. A read waits (briefly) until the projection holds the principal's latest
+// fact, so a client reads its own writes; another principal's records are simply not there (404).
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
   type BusReply,
   type BusRequest,
+  type Caller,
+  canonicalBytes,
+  type Config,
   errorReply,
   type LedgerPageT,
   type Names,
   okReply,
   pageLimits,
+  sha256Digest,
 } from '../../contracts/index.ts';
-import { ledgerProjection, projectionCheckpoint, readLedgerPage, type Sql } from '../../storage/index.ts';
+import {
+  activeKey,
+  commerceProjection,
+  eventsPage,
+  getBundle,
+  getOrder,
+  getReport,
+  ledgerProjection,
+  type OrderRow,
+  ordersPage,
+  payoutsPage,
+  type Projection,
+  projectionCheckpoint,
+  readLedgerPage,
+  type Sql,
+  storeBundle,
+} from '../../storage/index.ts';
+import { weightAtEpoch } from '../catalog/trust.ts';
+import type { Clock } from '../runtime/clock.ts';
 import { decodeCursor, encodeCursor } from '../shared/cursor.ts';
+import { judgePromptHash } from '../verification/judge.ts';
+import { signBytes } from '../verification/report.ts';
 
-/** How long a ledger read waits for the projection to catch up before answering with what it has. */
+/** How long a read waits for a projection to catch up before answering with what it has. */
 const catchUpWaitMs = 1000;
 
-export async function ledgerService(nc: NatsConnection, sql: Sql, names: Names) {
-  const jsm = await jetstreamManager(nc);
-  const projection = ledgerProjection(names);
+export interface LedgerServiceDeps {
+  nc: NatsConnection;
+  sql: Sql;
+  names: Names;
+  config: Config;
+  clock: Clock;
+}
 
-  const waitForProjection = async (principalId: string) => {
+export function orderResource(o: OrderRow) {
+  return {
+    id: o.id,
+    listingId: o.listing_id,
+    buyerPrincipalId: o.buyer_principal_id,
+    buyerAgentId: o.buyer_agent_id,
+    subscriptionId: o.subscription_id,
+    state: o.state,
+    escrowCents: o.escrow_cents,
+    formats: o.formats,
+    idempotencyKey: o.idempotency_key,
+    priceSnapshotId: o.price_snapshot_id,
+    runId: o.id,
+    sandbox: o.sandbox,
+    createdAt: o.created_at.toISOString(),
+    updatedAt: o.updated_at.toISOString(),
+  };
+}
+
+export async function ledgerService(d: LedgerServiceDeps) {
+  const { sql, names } = d;
+  const jsm = await jetstreamManager(d.nc);
+  const ledger = ledgerProjection(names);
+  const commerce = commerceProjection(names, weightAtEpoch);
+
+  const caughtUp = async (principalId: string, projection: Projection<unknown>) => {
     const last = await jsm.direct.getMessage(names.streams.ledger.name, {
       last_by_subj: names.ledgerSubject(principalId),
     });
     if (!last) return;
     const deadline = Date.now() + catchUpWaitMs;
-    while ((await projectionCheckpoint(sql, projection)) < last.seq && Date.now() < deadline)
+    while ((await projectionCheckpoint(sql, projection)) < last.seq && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+
+  const cursorOf = (kind: string, q: { cursor?: string }): number | null | 'bad' => {
+    if (q.cursor === undefined) return null;
+    return decodeCursor(kind, q.cursor) ?? 'bad';
+  };
+  const badCursor = (kind: string) => errorReply('validation_failed', `cursor is not a ${kind} cursor from this API`);
+
+  async function bundleFor(order: OrderRow) {
+    const stored = await getBundle(sql, order.id);
+    if (stored) return JSON.parse(stored);
+    const report = JSON.parse((await getReport(sql, order.report_digest!))!.body) as {
+      digest: string;
+      pipelineVersion: string;
+      createdAt: string;
+      signingKeyId: string;
+      signature: string;
+      judgeModel: string;
+      judgePromptVersion: string;
+    };
+    const key = await activeKey(sql, 'report');
+    if (!key) throw new Error('no report key to sign compliance bundles with');
+    const issuedAt = d.clock.nowIso();
+    const body = {
+      bundle_version: 'compliance-bundle/1',
+      order: {
+        id: order.id,
+        listing_id: order.listing_id,
+        state: order.state,
+        escrow_cents: order.escrow_cents,
+        formats: order.formats,
+        sandbox: order.sandbox,
+        created_at: order.created_at.toISOString(),
+        updated_at: order.updated_at.toISOString(),
+      },
+      report: {
+        digest: report.digest,
+        url: `${d.config.baseUrl}/v1/reports/${report.digest}`,
+        pipeline_version: report.pipelineVersion,
+        created_at: report.createdAt,
+        signing_key_id: report.signingKeyId,
+        signature: report.signature,
+      },
+      judge: {
+        model: report.judgeModel,
+        prompt_version: report.judgePromptVersion,
+        prompt_hash: judgePromptHash(report.judgePromptVersion),
+      },
+      outcome: {
+        kind: order.state === 'released' ? 'cleared_escrow' : 'refunded_escrow',
+        recorded_at: order.settled_at!.toISOString(),
+      },
+      issued_at: issuedAt,
+    };
+    const bytes = canonicalBytes(body);
+    const bundle = {
+      digest: sha256Digest(bytes),
+      body,
+      signature: { keyId: key.kid, alg: 'ES256', value: signBytes(bytes, key) },
+    };
+    // Issued once: a later fetch returns the very same bundle (same digest), even after a key rotation.
+    return JSON.parse(await storeBundle(sql, order.id, bundle.digest, JSON.stringify(bundle), issuedAt));
+  }
+
+  const handlers: Record<string, (req: BusRequest, caller: Caller) => Promise<BusReply>> = {
+    async getLedger(req, caller) {
+      const q = req.query as { cursor?: string; limit?: number };
+      const beforeSeq = cursorOf('ledger', q);
+      if (beforeSeq === 'bad') return badCursor('ledger');
+      if (beforeSeq === null) await caughtUp(caller.principalId, ledger as Projection<unknown>);
+      const page = await readLedgerPage(sql, {
+        principalId: caller.principalId,
+        beforeSeq,
+        limit: q.limit ?? pageLimits.default,
+      });
+      const body: LedgerPageT = {
+        items: page.items,
+        next_cursor: page.nextBeforeSeq === null ? null : encodeCursor('ledger', page.nextBeforeSeq),
+      };
+      return okReply(200, body);
+    },
+
+    async getOrders(req, caller) {
+      const q = req.query as { cursor?: string; limit?: number };
+      const beforeSeq = cursorOf('orders', q);
+      if (beforeSeq === 'bad') return badCursor('orders');
+      if (beforeSeq === null) await caughtUp(caller.principalId, commerce as Projection<unknown>);
+      const limit = q.limit ?? pageLimits.default;
+      const rows = await ordersPage(sql, caller.principalId, beforeSeq, limit + 1);
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return okReply(200, {
+        items: page.map(orderResource),
+        next_cursor: rows.length > limit && last ? encodeCursor('orders', last.held_seq) : null,
+      });
+    },
+
+    async getComplianceBundle(req, caller) {
+      await caughtUp(caller.principalId, commerce as Projection<unknown>);
+      const order = await getOrder(sql, req.params.order_id!);
+      if (!order || order.buyer_principal_id !== caller.principalId)
+        return errorReply('not_found', 'no order with this id');
+      if (order.state === 'held') {
+        return errorReply('unavailable', 'the order is not settled yet; its bundle exists once settlement decides', 2);
+      }
+      return okReply(200, await bundleFor(order));
+    },
+
+    async getPayouts(req, caller) {
+      const q = req.query as { cursor?: string; limit?: number };
+      const beforeSeq = cursorOf('payouts', q);
+      if (beforeSeq === 'bad') return badCursor('payouts');
+      const limit = q.limit ?? pageLimits.default;
+      const rows = await payoutsPage(sql, caller.principalId, beforeSeq, limit + 1);
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return okReply(200, {
+        items: page.map((p) => ({
+          id: p.id,
+          order_id: p.order_id,
+          listing_id: p.listing_id,
+          amount_cents: p.amount_cents,
+          state: p.state,
+          sandbox: p.sandbox,
+          created_at: p.created_at.toISOString(),
+        })),
+        next_cursor: rows.length > limit && last ? encodeCursor('payouts', last.stream_seq) : null,
+        // Paying accruals out needs the payment processor's connected accounts, which are not built yet.
+        payouts_enabled: false,
+      });
+    },
+
+    async listEvents(req, caller) {
+      const q = req.query as { type?: string; cursor?: string; limit?: number };
+      const afterSeq = cursorOf('events', q);
+      if (afterSeq === 'bad') return badCursor('events');
+      if (afterSeq === null) await caughtUp(caller.principalId, commerce as Projection<unknown>);
+      const limit = q.limit ?? pageLimits.default;
+      const rows = await eventsPage(sql, caller.principalId, q.type ?? null, afterSeq ?? 0, limit);
+      const last = rows.at(-1);
+      return okReply(200, {
+        items: rows.map((e) => ({ id: e.id, type: e.type, created_at: e.created_at.toISOString(), data: e.data })),
+        // Events are oldest first and the log only grows: the cursor always resumes after the last one seen.
+        next_cursor: last ? encodeCursor('events', last.stream_seq) : (q.cursor ?? null),
+      });
+    },
   };
 
   return async (req: BusRequest): Promise<BusReply> => {
-    if (req.op !== 'getLedger') return errorReply('not_found', `the ledger service has no operation ${req.op}`);
-    const caller = req.caller!;
-    const q = req.query as { cursor?: string; limit?: number };
-    let beforeSeq: number | null = null;
-    if (q.cursor !== undefined) {
-      beforeSeq = decodeCursor('ledger', q.cursor);
-      if (beforeSeq === null) return errorReply('validation_failed', 'cursor is not a ledger cursor from this API');
-    }
-    if (beforeSeq === null) await waitForProjection(caller.principalId);
-    const page = await readLedgerPage(sql, {
-      principalId: caller.principalId,
-      beforeSeq,
-      limit: q.limit ?? pageLimits.default,
-    });
-    const body: LedgerPageT = {
-      items: page.items,
-      next_cursor: page.nextBeforeSeq === null ? null : encodeCursor('ledger', page.nextBeforeSeq),
-    };
-    return okReply(200, body);
+    const handler = handlers[req.op];
+    if (!handler) return errorReply('not_found', `the ledger service has no operation ${req.op}`);
+    return handler(req, req.caller!);
   };
 }

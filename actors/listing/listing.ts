@@ -39,6 +39,8 @@ export const listingOps = {
   reprice: 'listing.reprice',
   unlist: 'listing.unlist',
   get: 'listing.get',
+  /** Internal: the full state and its version, for purchase quotes (the buyer's actor applies the sandbox line). */
+  state: 'listing.state',
 } as const;
 
 export interface CreateListingCommand {
@@ -159,8 +161,12 @@ export function listingBehaviour(d: ListingDeps): ActorBehaviour<ListingState, L
       updatedAt: '',
     }),
     apply,
-    async decide(s, req) {
+    async decide(s, req, _id, seq) {
+      if (req.op === listingOps.state) {
+        return { reply: okReply(200, s.exists ? { state: s, snapshotId: `${s.id}@${seq}` } : null) };
+      }
       const caller = req.caller;
+
       if (!caller) return { reply: errorReply('unauthorized', 'listing commands need a caller') };
       if (req.op === listingOps.create) return create(s, req, caller);
       if (req.op === listingOps.get) {

@@ -1,14 +1,20 @@
-// The principal actor: owns one principal's credits. Its state is a fold of the facts on `<ns>.ledger.<id>`:
-// available and held credits, and the idempotency records of the principal's mutating calls.
+// The principal actor: owns one principal's money and policy. Its state is a fold of the facts on
+// `<ns>.ledger.<id>`: available, held and spent credits, the orders in escrow, the mandate that binds the
+// principal's agents, and the idempotency records of the principal's mutating calls. Every command commits by one
+// append; a purchase is one `escrow_held` fact, and settlement later appends `escrow_released` or
+// `escrow_refunded` for it, exactly once.
 import assert from 'node:assert/strict';
 import {
   type BusReply,
   type BusRequest,
   type CallRecordedFact,
+  type Caller,
   type CreditedFact,
+  type EscrowHeldFact,
   errorReply,
   type IdempotencyRecord,
   type LedgerFact,
+  type MandateRecord,
   type Names,
   okReply,
   type TopUpResultT,
@@ -18,6 +24,8 @@ import { listingOps } from '../listing/listing.ts';
 import type { Clock, IdSource } from '../runtime/clock.ts';
 import type { ActorBehaviour, Decision } from '../runtime/host.ts';
 import { derivedId } from '../shared/ids.ts';
+import { meetsFloor } from '../verification/report.ts';
+import type { Quotes } from './quotes.ts';
 
 interface StoredReply {
   requestHash: string;
@@ -25,21 +33,48 @@ interface StoredReply {
   atMs: number;
 }
 
+interface HeldOrder {
+  priceCents: number;
+  floor: number;
+  listingId: string;
+  artifactId: string;
+  sellerPrincipalId: string;
+  agentId: string;
+  sandbox: boolean;
+}
+
 export interface PrincipalState {
   principalId: string;
   availableCents: number;
   heldCents: number;
-  /** Everything ever credited (top-ups and grants), in cents. */
+  spentCents: number;
+  /** Everything ever credited (top-ups and grants), in cents: always available + held + spent. */
   creditedCents: number;
+  /** Orders in escrow, by order id; an order leaves when it settles, so settling twice finds nothing to do. */
+  held: Map<string, HeldOrder>;
+  /** The current mandate last; earlier ones stay for the principal's history. */
+  mandates: MandateRecord[];
   /** Idempotency records by key, oldest first (facts arrive in time order), pruned after the retention window. */
   idempotency: Map<string, StoredReply>;
 }
 
-/** Internal command sent by the sandbox service at registration. */
-export const grantSandboxCreditsOp = 'sandbox.grant';
-export interface GrantSandboxCredits {
+export const principalOps = {
+  /** Internal: credits and a test mandate for a new sandbox principal (from the sandbox service). */
+  grantSandbox: 'sandbox.grant',
+  /** Internal: settle one held order with its edition's report (from the settlement worker). */
+  settle: 'escrow.settle',
+} as const;
+
+export interface GrantSandbox {
   registrationId: string;
   amountCents: number;
+  mandate: Omit<MandateRecord, 'createdAt'>;
+}
+
+export interface SettleCommand {
+  orderId: string;
+  reportDigest: string;
+  meanEntailment: number;
 }
 
 export interface PrincipalDeps {
@@ -47,9 +82,33 @@ export interface PrincipalDeps {
   clock: Clock;
   ids: IdSource;
   idempotencyRetentionMs: number;
+  quotes: Quotes;
 }
 
+const compareVersions = (a: string, b: string) => {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < 3; i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0);
+  return 0;
+};
+
 export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalState, LedgerFact> {
+  const base = (state: PrincipalState, sandbox: boolean, balanceAfterCents = state.availableCents) => ({
+    id: d.ids.uuid(),
+    at: d.clock.nowIso(),
+    principalId: state.principalId,
+    sandbox,
+    balanceAfterCents,
+  });
+  const record = (req: BusRequest, reply: { status: number; body: unknown }): IdempotencyRecord => ({
+    key: req.idempotency!.key,
+    requestHash: req.idempotency!.requestHash,
+    agentId: req.caller!.agentId,
+    reply,
+  });
+  const currentMandate = (s: PrincipalState) => s.mandates.at(-1) ?? null;
+  const mandateResource = (m: MandateRecord, current: boolean) => ({ ...m, current });
+
   const replayOrConflict = (state: PrincipalState, req: BusRequest): BusReply | null => {
     if (!req.idempotency) return null;
     const stored = state.idempotency.get(req.idempotency.key);
@@ -58,29 +117,6 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
       return errorReply('idempotency_conflict', 'this Idempotency-Key was already used with a different request');
     }
     return { ok: true, status: stored.reply.status, body: stored.reply.body, replayed: true };
-  };
-
-  const credit = (
-    state: PrincipalState,
-    source: CreditedFact['source'],
-    amountCents: number,
-    idempotency: Omit<IdempotencyRecord, 'reply'>,
-    sandbox: boolean,
-    reply: { status: number; body: unknown },
-  ): Decision<LedgerFact> => {
-    const fact: CreditedFact = {
-      type: 'credited',
-      id: d.ids.uuid(),
-      at: d.clock.nowIso(),
-      principalId: state.principalId,
-      sandbox,
-      source,
-      amountCents,
-      topupId: d.ids.uuid(),
-      balanceAfterCents: state.availableCents + amountCents,
-      idempotency: { ...idempotency, reply },
-    };
-    return { fact, reply: okReply(reply.status, reply.body) };
   };
 
   /** Seller operations whose state lives in the catalog or a listing actor: where to send them, with derived ids. */
@@ -124,22 +160,197 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
   const recordCall = (state: PrincipalState, req: BusRequest, reply: BusReply): Decision<LedgerFact> => {
     if (!reply.ok) return { reply };
     const fact: CallRecordedFact = {
+      ...base(state, req.caller!.sandbox),
       type: 'call_recorded',
-      id: d.ids.uuid(),
-      at: d.clock.nowIso(),
-      principalId: state.principalId,
-      sandbox: req.caller!.sandbox,
-      balanceAfterCents: state.availableCents,
       op: req.op,
-      idempotency: {
-        key: req.idempotency!.key,
-        requestHash: req.idempotency!.requestHash,
-        agentId: req.caller!.agentId,
-        reply: { status: reply.status, body: reply.body },
-      },
+      idempotency: record(req, { status: reply.status, body: reply.body }),
     };
     return { fact, reply: okReply(reply.status, reply.body) };
   };
+
+  /**
+   * A purchase, with its refusals in this order (docs/purchases.md): listing not live or across the sandbox line,
+   * formats not offered, price above max_price_cents, price above the mandate's cap, judge version below the
+   * mandate's minimum or open judge errata it rejects, trust below min_trust, no live mandate, not enough credits.
+   */
+  async function purchase(state: PrincipalState, req: BusRequest, caller: Caller): Promise<Decision<LedgerFact>> {
+    const body = req.body as { listing_id: string; formats: ('md' | 'pdf')[]; max_price_cents?: number };
+    const quote = await d.quotes.listing(body.listing_id);
+    const l = quote?.state;
+    if (!quote || !l || l.state !== 'live' || l.sandbox !== caller.sandbox) {
+      return { reply: errorReply('not_found', 'no live listing with this id') };
+    }
+    const missing = body.formats.filter((f) => !l.formats.includes(f));
+    if (missing.length > 0) {
+      return {
+        reply: errorReply(
+          'validation_failed',
+          `this listing offers ${l.formats.join(', ')}, not ${missing.join(', ')}`,
+        ),
+      };
+    }
+    if (body.max_price_cents !== undefined && l.priceCents > body.max_price_cents) {
+      return {
+        reply: errorReply(
+          'requote_required',
+          `the live price is ${l.priceCents} cents, above max_price_cents ${body.max_price_cents}`,
+        ),
+      };
+    }
+    const m = currentMandate(state);
+    const live = m && !m.revoked ? m : null;
+    if (live && l.priceCents > live.perItemCapCents) {
+      return {
+        reply: errorReply(
+          'mandate_exceeded',
+          `the price ${l.priceCents} cents exceeds the mandate's per-item cap of ${live.perItemCapCents}`,
+        ),
+      };
+    }
+    const artifact = await d.quotes.artifact(l.artifactId);
+    if (!artifact) return { reply: errorReply('not_found', 'the listed artifact no longer exists') };
+    if (live?.minJudgeVersion && compareVersions(artifact.judgeVersion, live.minJudgeVersion) < 0) {
+      return {
+        reply: errorReply(
+          'judge_version_rejected',
+          `judged by ${artifact.judgeVersion}; the mandate requires ${live.minJudgeVersion} or later`,
+        ),
+      };
+    }
+    if (live?.rejectOpenJudgeErrata && artifact.openErrata) {
+      return {
+        reply: errorReply(
+          'judge_version_rejected',
+          `open judge errata affect judge ${artifact.judgeVersion}, and the mandate rejects them`,
+        ),
+      };
+    }
+    if (live && artifact.trustScore < live.minTrust) {
+      return {
+        reply: errorReply(
+          'mandate_exceeded',
+          `the artifact's trust ${artifact.trustScore} is below the mandate's min_trust ${live.minTrust}`,
+        ),
+      };
+    }
+    if (!live) {
+      return {
+        reply: errorReply('mandate_revoked', m ? "the principal's mandate is revoked" : 'the principal has no mandate'),
+      };
+    }
+    if (state.availableCents < l.priceCents) {
+      return {
+        reply: errorReply(
+          'insufficient_credits',
+          `the price is ${l.priceCents} cents; ${state.availableCents} are available`,
+        ),
+      };
+    }
+    const orderId = derivedId(state.principalId, 'order', req.idempotency!.key);
+    const reply = {
+      status: 201,
+      body: {
+        order_id: orderId,
+        state: 'held',
+        escrow_cents: l.priceCents,
+        formats: body.formats,
+        poll: `GET /v1/orders, or watch order.state_changed events for order ${orderId}`,
+      },
+    };
+    const fact: EscrowHeldFact = {
+      ...base(state, caller.sandbox, state.availableCents - l.priceCents),
+      type: 'escrow_held',
+      orderId,
+      agentId: caller.agentId,
+      listingId: l.id,
+      artifactId: l.artifactId,
+      editionId: artifact.editionId,
+      sellerPrincipalId: l.sellerPrincipalId,
+      priceCents: l.priceCents,
+      formats: body.formats,
+      floor: l.floor,
+      priceSnapshotId: quote.snapshotId,
+      subscriptionId: null,
+      idempotency: record(req, reply),
+    };
+    return { fact, reply: okReply(reply.status, reply.body) };
+  }
+
+  function settle(state: PrincipalState, c: SettleCommand): Decision<LedgerFact> {
+    const order = state.held.get(c.orderId);
+    // Unknown here means settled already (or never held): settling is idempotent by order id.
+    if (!order) return { reply: okReply(200, { order_id: c.orderId, settled: false }) };
+    const released = meetsFloor({ summary: { meanEntailment: c.meanEntailment } }, order.floor);
+    const fields = {
+      orderId: c.orderId,
+      priceCents: order.priceCents,
+      listingId: order.listingId,
+      artifactId: order.artifactId,
+      sellerPrincipalId: order.sellerPrincipalId,
+      agentId: order.agentId,
+      reportDigest: c.reportDigest,
+      meanEntailment: c.meanEntailment,
+      floor: order.floor,
+    };
+    const sandbox = order.sandbox;
+    const fact: LedgerFact = released
+      ? { ...base(state, sandbox), ...fields, type: 'escrow_released' }
+      : { ...base(state, sandbox, state.availableCents + order.priceCents), ...fields, type: 'escrow_refunded' };
+    return { fact, reply: okReply(200, { order_id: c.orderId, settled: true, outcome: fact.type }) };
+  }
+
+  function mandateCommand(state: PrincipalState, req: BusRequest, caller: Caller): Decision<LedgerFact> {
+    const current = currentMandate(state);
+    const respond = (m: MandateRecord, fact: LedgerFact) => {
+      const reply = { status: 201, body: mandateResource(m, true) };
+      fact.idempotency = record(req, reply);
+      return { fact, reply: okReply(reply.status, reply.body) };
+    };
+    if (req.op === 'createMandate') {
+      const b = req.body as {
+        per_item_cap_cents: number;
+        min_trust?: number;
+        min_judge_version?: string | null;
+        reject_open_judge_errata?: boolean;
+      };
+      const m: MandateRecord = {
+        id: derivedId(state.principalId, 'mandate', req.idempotency!.key),
+        perItemCapCents: b.per_item_cap_cents,
+        minTrust: b.min_trust ?? 0,
+        minJudgeVersion: b.min_judge_version ?? null,
+        rejectOpenJudgeErrata: b.reject_open_judge_errata ?? false,
+        revoked: false,
+        createdAt: d.clock.nowIso(),
+      };
+      return respond(m, { ...base(state, caller.sandbox), type: 'mandate_set', mandate: m });
+    }
+    if (!current || current.id !== req.params.mandate_id) {
+      return { reply: errorReply('not_found', "no such mandate is the principal's current one") };
+    }
+    if (req.op === 'revokeMandate') {
+      if (current.revoked) return { reply: okReply(201, mandateResource(current, true)) };
+      return respond(
+        { ...current, revoked: true },
+        { ...base(state, caller.sandbox), type: 'mandate_revoked', mandateId: current.id },
+      );
+    }
+    if (current.revoked)
+      return { reply: errorReply('mandate_revoked', 'a revoked mandate cannot change; set a new one') };
+    const b = req.body as {
+      per_item_cap_cents?: number;
+      min_trust?: number;
+      min_judge_version?: string | null;
+      reject_open_judge_errata?: boolean;
+    };
+    const m: MandateRecord = {
+      ...current,
+      ...(b.per_item_cap_cents === undefined ? {} : { perItemCapCents: b.per_item_cap_cents }),
+      ...(b.min_trust === undefined ? {} : { minTrust: b.min_trust }),
+      ...(b.min_judge_version === undefined ? {} : { minJudgeVersion: b.min_judge_version }),
+      ...(b.reject_open_judge_errata === undefined ? {} : { rejectOpenJudgeErrata: b.reject_open_judge_errata }),
+    };
+    return respond(m, { ...base(state, caller.sandbox), type: 'mandate_set', mandate: m });
+  }
 
   return {
     kind: 'principal',
@@ -149,7 +360,10 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
       principalId,
       availableCents: 0,
       heldCents: 0,
+      spentCents: 0,
       creditedCents: 0,
+      held: new Map(),
+      mandates: [],
       idempotency: new Map(),
     }),
 
@@ -160,12 +374,55 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
           assert(Number.isInteger(fact.amountCents) && fact.amountCents > 0, 'credit must be positive cents');
           state.availableCents += fact.amountCents;
           state.creditedCents += fact.amountCents;
+          if (fact.mandate) state.mandates.push(fact.mandate);
           break;
+        case 'escrow_held':
+          assert(Number.isInteger(fact.priceCents) && fact.priceCents >= 0, 'price is whole cents');
+          assert(!state.held.has(fact.orderId), 'an order is held once');
+          state.availableCents -= fact.priceCents;
+          state.heldCents += fact.priceCents;
+          state.held.set(fact.orderId, {
+            priceCents: fact.priceCents,
+            floor: fact.floor,
+            listingId: fact.listingId,
+            artifactId: fact.artifactId,
+            sellerPrincipalId: fact.sellerPrincipalId,
+            agentId: fact.agentId,
+            sandbox: fact.sandbox,
+          });
+          break;
+        case 'escrow_released':
+        case 'escrow_refunded': {
+          const order = state.held.get(fact.orderId);
+          assert(order && order.priceCents === fact.priceCents, 'only a held order settles, once');
+          state.held.delete(fact.orderId);
+          state.heldCents -= fact.priceCents;
+          if (fact.type === 'escrow_released') state.spentCents += fact.priceCents;
+          else state.availableCents += fact.priceCents;
+          break;
+        }
+        case 'mandate_set': {
+          const i = state.mandates.findIndex((m) => m.id === fact.mandate.id);
+          if (i >= 0) state.mandates.splice(i, 1);
+          state.mandates.push(fact.mandate);
+          break;
+        }
+        case 'mandate_revoked': {
+          const m = state.mandates.find((x) => x.id === fact.mandateId);
+          assert(m, 'only a known mandate is revoked');
+          m.revoked = true;
+          break;
+        }
         case 'call_recorded':
           break;
       }
       assert.equal(state.availableCents, fact.balanceAfterCents, 'fold and fact disagree on the balance');
       assert(state.availableCents >= 0 && state.heldCents >= 0, 'negative credits after a fact');
+      assert.equal(
+        state.creditedCents,
+        state.availableCents + state.heldCents + state.spentCents,
+        'credits in must equal available + held + spent',
+      );
       const atMs = Date.parse(fact.at);
       if (fact.idempotency) {
         const { key, requestHash, reply } = fact.idempotency;
@@ -180,7 +437,7 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
       return state;
     },
 
-    decide(state, req) {
+    async decide(state, req) {
       const earlier = replayOrConflict(state, req);
       if (earlier) return { reply: earlier };
       const forward = forwarded(req);
@@ -191,12 +448,22 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
           next: (reply: BusReply) => (reply.ok ? recordCall(state, req, reply) : { reply }),
         };
       }
+      const caller = req.caller;
       switch (req.op) {
         case 'getBalance':
           return { reply: okReply(200, { balance_cents: state.availableCents, currency: 'credit' }) };
+        case 'getMandates': {
+          const items = [...state.mandates].reverse().map((m, i) => mandateResource(m, i === 0));
+          return { reply: okReply(200, { items, next_cursor: null }) };
+        }
+        case 'purchaseArtifact':
+          return purchase(state, req, caller!);
+        case 'createMandate':
+        case 'changeMandate':
+        case 'revokeMandate':
+          return mandateCommand(state, req, caller!);
         case 'topUp': {
-          const caller = req.caller!;
-          if (!caller.sandbox) {
+          if (!caller!.sandbox) {
             return {
               reply: errorReply(
                 'not_found',
@@ -205,36 +472,60 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
             };
           }
           const amountCents = (req.body as { credits: number }).credits * 100;
-          const body: TopUpResultT = { status: 'credited', amount_cents: amountCents, sandbox: true };
-          return credit(
-            state,
-            'sandbox_topup',
+          const reply = {
+            status: 201,
+            body: { status: 'credited', amount_cents: amountCents, sandbox: true } satisfies TopUpResultT,
+          };
+          const fact: CreditedFact = {
+            ...base(state, true, state.availableCents + amountCents),
+            type: 'credited',
+            source: 'sandbox_topup',
             amountCents,
-            { key: req.idempotency!.key, requestHash: req.idempotency!.requestHash, agentId: caller.agentId },
-            true,
-            { status: 201, body },
-          );
+            topupId: d.ids.uuid(),
+            idempotency: record(req, reply),
+          };
+          return { fact, reply: okReply(reply.status, reply.body) };
         }
-        case grantSandboxCreditsOp: {
-          const g = req.body as GrantSandboxCredits;
+        case principalOps.grantSandbox: {
+          const g = req.body as GrantSandbox;
           const key = `sandbox-grant:${g.registrationId}`;
           const stored = state.idempotency.get(key);
           if (stored) return { reply: okReply(stored.reply.status, stored.reply.body) };
-          if (g.amountCents === 0) return { reply: okReply(200, { balance_cents: state.availableCents }) };
-          return credit(state, 'sandbox_grant', g.amountCents, { key, requestHash: key, agentId: '' }, true, {
-            status: 200,
-            body: { balance_cents: state.availableCents + g.amountCents },
-          });
+          const mandate: MandateRecord = { ...g.mandate, createdAt: d.clock.nowIso() };
+          const reply = { status: 200, body: { balance_cents: state.availableCents + g.amountCents, mandate } };
+          const idempotency = { key, requestHash: key, agentId: '', reply };
+          if (g.amountCents === 0) {
+            return {
+              fact: { ...base(state, true), type: 'mandate_set', mandate, idempotency },
+              reply: okReply(200, reply.body),
+            };
+          }
+          const fact: CreditedFact = {
+            ...base(state, true, state.availableCents + g.amountCents),
+            type: 'credited',
+            source: 'sandbox_grant',
+            amountCents: g.amountCents,
+            topupId: g.registrationId,
+            mandate,
+            idempotency,
+          };
+
+          return { fact, reply: okReply(reply.status, reply.body) };
         }
+        case principalOps.settle:
+          return settle(state, req.body as SettleCommand);
         default:
           return { reply: errorReply('not_found', `the principal actor has no operation ${req.op}`) };
       }
     },
 
-    toSnapshot: (s) => ({ ...s, idempotency: [...s.idempotency] }),
+    toSnapshot: (s) => ({ ...s, held: [...s.held], idempotency: [...s.idempotency] }),
     fromSnapshot: (data) => {
-      const s = data as Omit<PrincipalState, 'idempotency'> & { idempotency: [string, StoredReply][] };
-      return { ...s, idempotency: new Map(s.idempotency) };
+      const s = data as Omit<PrincipalState, 'idempotency' | 'held'> & {
+        idempotency: [string, StoredReply][];
+        held: [string, HeldOrder][];
+      };
+      return { ...s, held: new Map(s.held), idempotency: new Map(s.idempotency) };
     },
   };
 }

@@ -12,7 +12,6 @@ import {
   type BusRequest,
   encodeReply,
   errorReply,
-
   type Names,
 } from '../../contracts/index.ts';
 import type { Clock } from './clock.ts';
@@ -37,7 +36,7 @@ export interface ActorBehaviour<S, F extends { id: string }> {
   /** Pure fold of one fact; asserts the kind's invariants and throws when one breaks. */
   apply(state: S, fact: F): S;
   /** Decide a command against the current state: a reply alone, or one fact to append and the reply to send. */
-  decide(state: S, req: BusRequest, actorId: string): Decision<F> | Promise<Decision<F>>;
+  decide(state: S, req: BusRequest, actorId: string, seq: number): Decision<F> | Promise<Decision<F>>;
   toSnapshot(state: S): unknown;
   fromSnapshot(data: unknown): S;
 }
@@ -218,7 +217,8 @@ export class ActorHost {
     if (!cell.loaded) await this.load(cell);
     const b = cell.behaviour;
     for (let attempt = 0; attempt < appendAttemptsMax; attempt++) {
-      let decision = await b.decide(cell.state, req, cell.id);
+      let decision = await b.decide(cell.state, req, cell.id, cell.seq);
+
       while ('call' in decision) {
         decision = decision.next(
           await busRequest(this.o.nc, decision.call.subject, decision.call.request, this.o.callTimeoutMs),

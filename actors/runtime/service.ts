@@ -4,7 +4,6 @@ import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import { type BusReply, type BusRequest, decodeReply, encodeReply, errorReply } from '../../contracts/index.ts';
 
-
 const encoder = new TextEncoder();
 
 export function serveService(

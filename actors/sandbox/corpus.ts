@@ -11,7 +11,6 @@ import {
   enqueueOutboxBulk,
   ensurePrincipal,
   insertArtifactsBulk,
-
   openErratum,
   type Sql,
 } from '../../storage/index.ts';
@@ -241,7 +240,11 @@ export async function loadSandboxCorpus(
           tx as unknown as Sql,
           batch
             .filter((a) => created.has(a.id))
-            .map((a) => ({ subject: d.names.verifySubject, msgId: `verify:${a.editionId}`, payload: { editionId: a.editionId } })),
+            .map((a) => ({
+              subject: d.names.verifySubject,
+              msgId: `verify:${a.editionId}`,
+              payload: { editionId: a.editionId },
+            })),
         );
       });
       await Promise.all(

@@ -5,7 +5,7 @@ import {
   type BusRequest,
   type Config,
   errorReply,
-  type MandateT,
+  type MandateRecord,
   type Names,
   okReply,
   type SandboxAgentT,
@@ -13,7 +13,7 @@ import {
 import type { NatsConnection } from '@nats-io/nats-core';
 import { countRateWindow, insertSandboxPrincipal, type Sql } from '../../storage/index.ts';
 import { ensureActiveKey, signAgentToken } from '../auth/keys.ts';
-import { type GrantSandboxCredits, grantSandboxCreditsOp } from '../principal/principal.ts';
+import { type GrantSandbox, principalOps } from '../principal/principal.ts';
 import type { Clock, IdSource } from '../runtime/clock.ts';
 import { busRequest } from '../runtime/service.ts';
 
@@ -54,23 +54,19 @@ export function sandboxService(d: SandboxDeps) {
     const at = d.clock.nowIso();
     const principalId = d.ids.uuid();
     const agentId = d.ids.uuid();
-    const mandate: MandateT = {
-      id: d.ids.uuid(),
-      principalId,
-      ...sandboxMandateDefaults,
-      revoked: false,
-      sandbox: true,
-      createdAt: at,
-    };
     const requested = req.body as { name?: string; scopes?: string[] } | null;
     const name = requested?.name ?? null;
     const scopes = requested?.scopes ?? sandboxScopes;
-    await insertSandboxPrincipal(d.sql, { principalId, agentId, agentName: name, mandate, at });
-    const grant: GrantSandboxCredits = { registrationId: agentId, amountCents: d.config.sandboxGrantCents };
+    await insertSandboxPrincipal(d.sql, { principalId, agentId, agentName: name, at });
+    const grant: GrantSandbox = {
+      registrationId: agentId,
+      amountCents: d.config.sandboxGrantCents,
+      mandate: { id: d.ids.uuid(), ...sandboxMandateDefaults, revoked: false },
+    };
     const granted = await busRequest(
       d.nc,
       d.names.actorSubject('principal', principalId),
-      { op: grantSandboxCreditsOp, requestId: req.requestId, caller: null, params: {}, query: {}, body: grant },
+      { op: principalOps.grantSandbox, requestId: req.requestId, caller: null, params: {}, query: {}, body: grant },
       d.config.requestTimeoutMs,
     );
     // Without its credits the new principal is unusable; no token was issued, so the rows are inert.
@@ -98,7 +94,7 @@ export function sandboxService(d: SandboxDeps) {
       scopes,
       sandbox: true,
       balance_cents: (granted.body as { balance_cents: number }).balance_cents,
-      mandate,
+      mandate: { ...(granted.body as { mandate: MandateRecord }).mandate, principalId, sandbox: true },
     };
     return okReply(201, body);
   };

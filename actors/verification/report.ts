@@ -56,9 +56,13 @@ export function signReport(
 ): VerificationReportT & { subject: UnsignedReport['subject'] } {
   const body = { ...unsigned, signingKeyId: key.kid };
   const bytes = canonicalBytes(body);
+  return { ...body, digest: sha256Digest(bytes), signature: signBytes(bytes, key) };
+}
+
+/** ES256 over canonical bytes, as base64url of the 64-byte r||s (what verifyEs256 in contracts checks). */
+export function signBytes(bytes: Uint8Array, key: StoredKey): string {
   const privateKey = createPrivateKey({ key: key.privateJwk as Record<string, unknown>, format: 'jwk' });
-  const signature = sign('sha256', bytes, { key: privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url');
-  return { ...body, digest: sha256Digest(bytes), signature };
+  return sign('sha256', bytes, { key: privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url');
 }
 
 /** An edition's report meets a floor f when its mean entailment is at least f. */

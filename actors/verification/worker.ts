@@ -40,6 +40,20 @@ export async function verifyEdition(sql: Sql, editionId: string, clock: Clock): 
   const weight = weightAtEpoch(clock.nowMs());
   let stored = false;
   await sql.begin(async (tx) => {
+    // A verification outcome is a trust sample for the artifact and for the principal who published it. Samples
+    // go first (they are idempotent by edition) so the artifact row, which the listing projector also updates,
+    // is locked only for the end of the transaction.
+    await addTrustSamples(
+      tx as unknown as Sql,
+      [`artifact:${artifact.id}`, `principal:${artifact.owner_principal_id}`].map((subject) => ({
+        subject,
+        sourceKind: 'verification',
+        sourceId: edition.id,
+        pass,
+        at,
+        weightAtEpoch: weight,
+      })),
+    );
     stored = await storeReport(tx as unknown as Sql, {
       digest: report.digest,
       editionId: edition.id,
@@ -52,19 +66,6 @@ export async function verifyEdition(sql: Sql, editionId: string, clock: Clock): 
       body: JSON.stringify(report),
       createdAt: at,
     });
-    if (!stored) return;
-    // A verification outcome is a trust sample for the artifact and for the principal who published it.
-    await addTrustSamples(
-      tx as unknown as Sql,
-      [`artifact:${artifact.id}`, `principal:${artifact.owner_principal_id}`].map((subject) => ({
-        subject,
-        sourceKind: 'verification',
-        sourceId: edition.id,
-        pass,
-        at,
-        weightAtEpoch: weight,
-      })),
-    );
   });
   return { stored, digest: stored ? report.digest : ((await getEdition(sql, editionId))?.report_digest ?? null) };
 }

@@ -36,7 +36,8 @@ try {
   procs.push(workers);
   const loadedMs = Date.now() - started;
   let listings = 0;
-  for (let i = 0; i < artifacts; i++) listings += corpusArtifact(env.ASSAY_SANDBOX_CORPUS_SEED ?? 'assay-sandbox-1', i).listings.length;
+  for (let i = 0; i < artifacts; i++)
+    listings += corpusArtifact(env.ASSAY_SANDBOX_CORPUS_SEED ?? 'assay-sandbox-1', i).listings.length;
   console.log(`corpus written (artifacts, editions, ${listings} listing facts) in ${(loadedMs / 1000).toFixed(1)} s`);
   let last = { at: Date.now(), n: 0 };
   const samples: number[] = [];

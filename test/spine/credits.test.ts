@@ -74,8 +74,12 @@ describe('sandbox registration', () => {
     assert.equal(b.mandate.principalId, b.principal_id);
     const bal = await sys.call('GET', '/v1/balance', { token: b.token });
     assert.deepEqual(bal.body, { balance_cents: sys.config.sandboxGrantCents, currency: 'credit' });
-    const [row] = await sys.sql`SELECT revoked, sandbox FROM mandates WHERE principal_id = ${b.principal_id}`;
-    assert.deepEqual({ ...row }, { revoked: false, sandbox: true });
+    const mandates = await sys.call('GET', '/v1/mandates', { token: b.token });
+    assert.equal(mandates.body.items.length, 1);
+    assert.deepEqual(
+      [mandates.body.items[0].id, mandates.body.items[0].revoked, mandates.body.items[0].current],
+      [b.mandate.id, false, true],
+    );
   });
 
   test('[SPINE-VALIDATION] registration with unknown properties gets 422 and creates nothing', async () => {

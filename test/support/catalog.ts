@@ -96,3 +96,27 @@ export function independentlyVerify(report: any, jwks: { keys: any[] }): { diges
   }
   return { digestOk, signatureOk };
 }
+
+/** A compliance bundle's digest (sha256 of JCS of its body) and ES256 signature, with node:crypto alone. */
+export function independentlyVerifyBundle(
+  bundle: any,
+  jwks: { keys: any[] },
+): { digestOk: boolean; signatureOk: boolean } {
+  const bytes = Buffer.from(jcs(bundle.body), 'utf8');
+  const digestOk = `sha256:${createHash('sha256').update(bytes).digest('hex')}` === bundle.digest;
+  const jwk = jwks.keys.find((k) => k.kid === bundle.signature?.keyId);
+  if (!jwk) return { digestOk, signatureOk: false };
+  let signatureOk = false;
+  try {
+    const key = createPublicKey({ key: jwk, format: 'jwk' });
+    signatureOk = verify(
+      'sha256',
+      bytes,
+      { key, dsaEncoding: 'ieee-p1363' },
+      Buffer.from(String(bundle.signature.value), 'base64url'),
+    );
+  } catch {
+    signatureOk = false;
+  }
+  return { digestOk, signatureOk };
+}

@@ -14,6 +14,8 @@ const behaviour = principalBehaviour({
   clock: { nowMs: () => now, nowIso: () => new Date(now).toISOString() },
   ids: { uuid: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}` },
   idempotencyRetentionMs: 24 * hourMs,
+  // Top-ups never ask for quotes; purchases are tested against the real system.
+  quotes: { listing: async () => null, artifact: async () => null },
 });
 const principalId = '11111111-1111-4111-8111-111111111111';
 const topUp = (key: string, credits: number): BusRequest => ({
@@ -27,7 +29,8 @@ const topUp = (key: string, credits: number): BusRequest => ({
 });
 
 async function run(state: ReturnType<typeof behaviour.initial>, req: BusRequest) {
-  const d = await behaviour.decide(state, req, principalId);
+  const d = await behaviour.decide(state, req, principalId, 0);
+
   assert.ok(!('call' in d), 'top-ups are decided by the principal alone');
   if ('fact' in d) behaviour.apply(state, d.fact);
   return d as { reply: BusReply; fact?: LedgerFact };

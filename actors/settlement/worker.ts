@@ -1,0 +1,129 @@
+// Settlement: every `escrow_held` fact is settled with its edition's report, by a command to the buyer's
+// principal actor, which decides released or auto-refunded against the order's floor and appends the outcome once
+// (settling an order that is no longer held does nothing). Two paths lead there:
+// - the settlement consumer reads the LEDGER stream and settles each held order whose report exists already;
+// - the sweeper (one per deployment) settles held orders whose report landed after they were bought.
+// Both are idempotent by order id, so a crash anywhere repeats at most a command that then does nothing.
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import type { Logger } from 'pino';
+import type { BusReply, LedgerFact, Names } from '../../contracts/index.ts';
+import { reportForEdition, settleableOrders, type Sql } from '../../storage/index.ts';
+import { principalOps, type SettleCommand } from '../principal/principal.ts';
+import { busRequest } from '../runtime/service.ts';
+
+const reportCacheMax = 200_000;
+
+export interface SettlementDeps {
+  nc: NatsConnection;
+  sql: Sql;
+  names: Names;
+  log: Logger;
+  timeoutMs: number;
+}
+
+function settleCommand(d: SettlementDeps, principalId: string, c: SettleCommand): Promise<BusReply> {
+  return busRequest(
+    d.nc,
+    d.names.actorSubject('principal', principalId),
+    { op: principalOps.settle, requestId: `settle-${c.orderId}`, caller: null, params: {}, query: {}, body: c },
+    d.timeoutMs,
+  );
+}
+
+/** The settlement consumer: a durable consumer on LEDGER shared by every worker process. */
+export async function runSettlement(d: SettlementDeps, signal: AbortSignal, concurrency = 512): Promise<void> {
+  const jsm = await jetstreamManager(d.nc);
+  const stream = d.names.streams.ledger.name;
+  await jsm.consumers.add(stream, {
+    durable_name: 'settlement',
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    max_ack_pending: 20_000,
+    ack_wait: 30_000_000_000,
+  });
+  const consumer = await jetstream(d.nc).consumers.get(stream, 'settlement');
+  // A report never changes once an edition has one, so known reports are cached for good (bounded).
+  const reports = new Map<string, { digest: string; mean: number }>();
+  const reportOf = async (editionId: string) => {
+    const hit = reports.get(editionId);
+    if (hit) return hit;
+    const r = await reportForEdition(d.sql, editionId);
+    if (!r) return null;
+    if (reports.size >= reportCacheMax) reports.delete(reports.keys().next().value!);
+    const value = { digest: r.digest, mean: r.mean_entailment };
+    reports.set(editionId, value);
+    return value;
+  };
+  while (!signal.aborted) {
+    const messages = await consumer.consume({ max_messages: concurrency * 2 });
+    const onAbort = () => void messages.close();
+    signal.addEventListener('abort', onAbort);
+    const running = new Set<Promise<void>>();
+    try {
+      for await (const m of messages) {
+        const fact = m.json<LedgerFact>();
+        if (fact.type !== 'escrow_held') {
+          m.ack();
+          continue;
+        }
+        const task = (async () => {
+          try {
+            const report = await reportOf(fact.editionId);
+            // No report yet: the sweeper settles the order when it lands.
+            if (report) {
+              const r = await settleCommand(d, fact.principalId, {
+                orderId: fact.orderId,
+                reportDigest: report.digest,
+                meanEntailment: report.mean,
+              });
+              if (!r.ok) throw new Error(r.error.message);
+            }
+            m.ack();
+          } catch (err) {
+            d.log.warn({ err, orderId: fact.orderId }, 'settlement failed; redelivering');
+            m.nak(1000);
+          }
+        })();
+        running.add(task);
+        void task.finally(() => running.delete(task));
+        if (running.size >= concurrency) await Promise.race(running);
+      }
+    } catch (err) {
+      if (!signal.aborted) d.log.error({ err }, 'settlement consumer failed; restarting');
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      await Promise.all(running);
+    }
+  }
+}
+
+/** The sweeper: settles held orders whose report exists, every `intervalMs` (one per deployment). */
+export async function runSettlementSweeper(d: SettlementDeps, signal: AbortSignal, intervalMs = 1000): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      for (;;) {
+        const rows = await settleableOrders(d.sql, new Date(Date.now() - intervalMs), 500);
+        await Promise.all(
+          rows.map((r) =>
+            settleCommand(d, r.buyer_principal_id, {
+              orderId: r.id,
+              reportDigest: r.digest,
+              meanEntailment: r.mean_entailment,
+            }),
+          ),
+        );
+        if (rows.length < 500 || signal.aborted) break;
+      }
+    } catch (err) {
+      d.log.error({ err }, 'settlement sweep failed');
+    }
+    await new Promise((resolve) => {
+      const t = setTimeout(resolve, intervalMs);
+      signal.addEventListener('abort', () => {
+        clearTimeout(t);
+        resolve(undefined);
+      });
+    });
+  }
+}
