@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { BusReply, LedgerFact, Names } from '../../contracts/index.ts';
 import { reportForEdition, settleableOrders, type Sql } from '../../storage/index.ts';
 import { principalOps, type SettleCommand } from '../principal/principal.ts';
+import { consumeConcurrently } from '../runtime/consume.ts';
 import { busRequest } from '../runtime/service.ts';
 
 const reportCacheMax = 200_000;
@@ -55,47 +56,29 @@ export async function runSettlement(d: SettlementDeps, signal: AbortSignal, conc
     reports.set(editionId, value);
     return value;
   };
-  while (!signal.aborted) {
-    const messages = await consumer.consume({ max_messages: concurrency * 2 });
-    const onAbort = () => void messages.close();
-    signal.addEventListener('abort', onAbort);
-    const running = new Set<Promise<void>>();
-    try {
-      for await (const m of messages) {
-        const fact = m.json<LedgerFact>();
-        if (fact.type !== 'escrow_held') {
-          m.ack();
-          continue;
+  await consumeConcurrently(
+    consumer,
+    concurrency,
+    async (m) => {
+      const fact = m.json<LedgerFact>();
+      if (fact.type === 'escrow_held') {
+        const report = await reportOf(fact.editionId);
+        // No report yet: the sweeper settles the order when it lands.
+        if (report) {
+          const r = await settleCommand(d, fact.principalId, {
+            orderId: fact.orderId,
+            reportDigest: report.digest,
+            meanEntailment: report.mean,
+          });
+          if (!r.ok) throw new Error(r.error.message);
         }
-        const task = (async () => {
-          try {
-            const report = await reportOf(fact.editionId);
-            // No report yet: the sweeper settles the order when it lands.
-            if (report) {
-              const r = await settleCommand(d, fact.principalId, {
-                orderId: fact.orderId,
-                reportDigest: report.digest,
-                meanEntailment: report.mean,
-              });
-              if (!r.ok) throw new Error(r.error.message);
-            }
-            m.ack();
-          } catch (err) {
-            d.log.warn({ err, orderId: fact.orderId }, 'settlement failed; redelivering');
-            m.nak(1000);
-          }
-        })();
-        running.add(task);
-        void task.finally(() => running.delete(task));
-        if (running.size >= concurrency) await Promise.race(running);
       }
-    } catch (err) {
-      if (!signal.aborted) d.log.error({ err }, 'settlement consumer failed; restarting');
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      await Promise.all(running);
-    }
-  }
+      m.ack();
+    },
+    signal,
+    d.log,
+    'settlement',
+  );
 }
 
 /** The sweeper: settles held orders whose report exists, every `intervalMs` (one per deployment). */

@@ -8,6 +8,7 @@ import type { Names } from '../../contracts/index.ts';
 import { activeKey, addTrustSamples, getArtifact, getEdition, type Sql, storeReport } from '../../storage/index.ts';
 import { weightAtEpoch } from '../catalog/trust.ts';
 import type { Clock } from '../runtime/clock.ts';
+import { consumeConcurrently } from '../runtime/consume.ts';
 import { buildReport, meetsFloor, signReport } from './report.ts';
 
 export interface VerifyOutcome {
@@ -88,33 +89,17 @@ export async function runVerifier(
     max_ack_pending: 1000,
   });
   const consumer = await jetstream(nc).consumers.get(n.streams.verify.name, n.consumers.verifier);
-  while (!signal.aborted) {
-    const messages = await consumer.consume({ max_messages: concurrency * 2 });
-    const onAbort = () => void messages.close();
-    signal.addEventListener('abort', onAbort);
-    const running = new Set<Promise<void>>();
-    try {
-      for await (const m of messages) {
-        const task = (async () => {
-          try {
-            const { editionId } = m.json<{ editionId: string }>();
-            const outcome = await verifyEdition(sql, editionId, clock);
-            if (!outcome.digest) log.warn({ editionId }, 'edition to verify does not exist; dropped');
-            m.ack();
-          } catch (err) {
-            log.error({ err }, 'verification failed; the edition is redelivered');
-            m.nak(5000);
-          }
-        })();
-        running.add(task);
-        void task.finally(() => running.delete(task));
-        if (running.size >= concurrency) await Promise.race(running);
-      }
-    } catch (err) {
-      if (!signal.aborted) log.error({ err }, 'verification consumer failed; restarting');
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      await Promise.all(running);
-    }
-  }
+  await consumeConcurrently(
+    consumer,
+    concurrency,
+    async (m) => {
+      const { editionId } = m.json<{ editionId: string }>();
+      const outcome = await verifyEdition(sql, editionId, clock);
+      if (!outcome.digest) log.warn({ editionId }, 'edition to verify does not exist; dropped');
+      m.ack();
+    },
+    signal,
+    log,
+    'verification',
+  );
 }

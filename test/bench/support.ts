@@ -88,14 +88,24 @@ export async function wrk(o: {
   seconds: number;
   connections: number;
   threads?: number;
+  /** Extra lines files for the script, by environment variable name. */
+  files?: Record<string, string[]>;
 }): Promise<WrkResult> {
   const tokensFile = join(tmpdir(), `assay-bench-tokens-${process.pid}`);
   writeFileSync(tokensFile, `${o.tokens.join('\n')}\n`);
+  const extra: Record<string, string> = {};
+  for (const [name, lines] of Object.entries(o.files ?? {})) {
+    const file = join(tmpdir(), `assay-bench-${name.toLowerCase()}-${process.pid}`);
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    extra[name] = file;
+  }
+
   const args = ['-t', String(o.threads ?? 1), '-c', String(o.connections), '-d', `${o.seconds}s`, '--timeout', '10s'];
   const { stdout } = await run('wrk', [...args, '-s', o.script, o.url], {
     env: {
       ...process.env,
       TOKENS_FILE: tokensFile,
+      ...extra,
       RUN_ID: `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
     },
     maxBuffer: 1 << 20,

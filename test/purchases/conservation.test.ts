@@ -4,13 +4,11 @@
 // 201 exists exactly once, and no event appears twice.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 
-import type { LedgerFact } from '../../contracts/index.ts';
 import { artifactContent, publish, registerSeller, reportDigestOf } from '../support/catalog.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
-import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
+import { type Agent, eventually, ledgerFacts, startSystem, type TestSystem } from '../support/system.ts';
 
 let sys: TestSystem;
 const hosts: RoleProcess[] = [];
@@ -44,21 +42,6 @@ after(async () => {
   for (const h of hosts) h.child.kill('SIGKILL');
   await sys.stop();
 });
-
-async function allFacts(): Promise<{ seq: number; fact: LedgerFact }[]> {
-  const js = jetstream(sys.nc);
-  const name = sys.names.streams.ledger.name;
-  const info = await (await js.jetstreamManager()).streams.info(name);
-  const consumer = await js.consumers.get(name);
-  const out: { seq: number; fact: LedgerFact }[] = [];
-  const messages = await consumer.consume();
-  for await (const m of messages) {
-    out.push({ seq: m.seq, fact: m.json() });
-    if (m.seq >= info.state.last_seq) break;
-  }
-  await messages.close();
-  return out;
-}
 
 test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor host: money is conserved', async () => {
   const seller = await registerSeller(sys);
@@ -138,7 +121,7 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
   await eventually(
     'every order to settle',
     async () => {
-      const facts = await allFacts();
+      const facts = await ledgerFacts(sys);
       const held = new Set<string>();
       for (const { fact } of facts) {
         if (fact.type === 'escrow_held') held.add(fact.orderId);
@@ -148,7 +131,7 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
     },
     60_000,
   );
-  const facts = await allFacts();
+  const facts = await ledgerFacts(sys);
   const per = new Map<string, { credited: number; held: number; spent: number; available: number }>();
   const heldOrders = new Map<string, number>();
   const released = { total: 0 };

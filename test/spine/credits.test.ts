@@ -2,12 +2,10 @@
 // projection checked against the stream and rebuilt by replay.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { jetstream } from '@nats-io/jetstream';
 import { decodeProtectedHeader, decodeJwt } from 'jose';
-import type { LedgerFact } from '../../contracts/index.ts';
 import { ledgerProjection, ledgerRow, openPool, rebuildProjection } from '../../storage/index.ts';
 import { isTypedError } from '../support/http.ts';
-import { eventually, startSystem, type TestSystem } from '../support/system.ts';
+import { eventually, ledgerFacts, startSystem, type TestSystem } from '../support/system.ts';
 
 let sys: TestSystem;
 before(async () => {
@@ -17,22 +15,6 @@ after(async () => {
   await sys.stop();
 });
 
-async function streamFacts(): Promise<{ seq: number; fact: LedgerFact }[]> {
-  const js = jetstream(sys.nc);
-  const name = sys.names.streams.ledger.name;
-  const info = await (await js.jetstreamManager()).streams.info(name);
-  if (info.state.messages === 0) return [];
-  const consumer = await js.consumers.get(name);
-  const out: { seq: number; fact: LedgerFact }[] = [];
-  const messages = await consumer.consume();
-  for await (const m of messages) {
-    out.push({ seq: m.seq, fact: m.json() });
-    if (m.seq >= info.state.last_seq) break;
-  }
-  await messages.close();
-  return out;
-}
-
 async function projectionRows() {
   return sys.sql`SELECT stream_seq, id, principal_id, type, amount_cents, balance_after_cents, reference, run_id,
                         sandbox, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
@@ -40,7 +22,7 @@ async function projectionRows() {
 }
 
 async function projectionMatchesStream() {
-  const facts = await streamFacts();
+  const facts = await ledgerFacts(sys);
   const moneyFacts = facts.filter(({ fact }) => fact.type !== 'call_recorded').length;
   const rows = await eventually('projection to catch up', async () => {
     const r = await projectionRows();

@@ -1,7 +1,8 @@
 // A whole Assay system for a test: roles started in this process (or as child processes), a private namespace
 // and database, and helpers that talk to it only over HTTP (assertions may also read NATS and PostgreSQL).
 import type { NatsConnection } from '@nats-io/nats-core';
-import { type Config, loadConfig, type Names, names as namesOf } from '../../contracts/index.ts';
+import { jetstream } from '@nats-io/jetstream';
+import { type Config, type LedgerFact, loadConfig, type Names, names as namesOf } from '../../contracts/index.ts';
 import { type Running, startRoles, type Role, allRoles } from '../../cli/roles.ts';
 import { connectNats, dropNamespace, openPool, type Sql } from '../../storage/index.ts';
 import { dropDatabase, systemEnv } from './env.ts';
@@ -94,4 +95,21 @@ export async function dropEnv(env: Record<string, string>): Promise<void> {
     await nc.drain();
   }
   await dropDatabase(new URL(env.DATABASE_URL!).pathname.slice(1));
+}
+
+/** Every fact of the namespace's LEDGER stream, in order. */
+export async function ledgerFacts(sys: TestSystem): Promise<{ seq: number; fact: LedgerFact }[]> {
+  const js = jetstream(sys.nc);
+  const name = sys.names.streams.ledger.name;
+  const info = await (await js.jetstreamManager()).streams.info(name);
+  if (info.state.messages === 0) return [];
+  const consumer = await js.consumers.get(name);
+  const out: { seq: number; fact: LedgerFact }[] = [];
+  const messages = await consumer.consume();
+  for await (const m of messages) {
+    out.push({ seq: m.seq, fact: m.json() });
+    if (m.seq >= info.state.last_seq) break;
+  }
+  await messages.close();
+  return out;
 }

@@ -1,0 +1,142 @@
+// `npm run bench:purchases`: purchases through the whole path (HTTP -> gateway -> NATS -> principal actor ->
+// JetStream -> 201) with 1,000 agents over 10,000 listings, with settlement and projections running. It reports
+// throughput and latency, settlement lag (held -> released or refunded), whether settlement and projections kept
+// up (their backlog at the end of the run), the JetStream append ceiling measured in the same run, and the ratio to
+// the peers measured on this machine.
+//   npm run bench:purchases -- [--seconds 20] [--connections 64] [--agents 1000] [--artifacts 5000] [--modes serve,split]
+import { parseArgs } from 'node:util';
+import { jetstreamManager } from '@nats-io/jetstream';
+import postgres from 'postgres';
+import { connectNats } from '../../storage/index.ts';
+import { systemEnv } from '../support/env.ts';
+import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
+import { dropEnv } from '../support/system.ts';
+import { ensureWrk, jetstreamCeiling, peakRssMiB, registerAgents, wrk } from './support.ts';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '20' },
+    connections: { type: 'string', default: '64' },
+    agents: { type: 'string', default: '1000' },
+    artifacts: { type: 'string', default: '5000' },
+    modes: { type: 'string', default: 'serve,split' },
+  },
+});
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+const script = new URL('./orders.lua', import.meta.url).pathname;
+const peers = {
+  transaction: { perSecond: 2000, p99Ms: 46, what: 'Node + PostgreSQL, one 7-statement transaction per purchase' },
+  plpgsql: { perSecond: 6200, p99Ms: 20, what: 'the same transaction as one PL/pgSQL call' },
+  target: { perSecond: 6000, p99Ms: 50 },
+};
+ensureWrk();
+
+const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? Number.NaN;
+
+async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
+  const env = await systemEnv({
+    LOG_LEVEL: 'warn',
+    ASSAY_SANDBOX_REGISTRATIONS_PER_MINUTE: '1000000',
+    ASSAY_SANDBOX_CORPUS_ARTIFACTS: values.artifacts,
+    // Enough test credits that no agent runs dry during the run.
+    ASSAY_SANDBOX_GRANT_CENTS: '1000000000',
+  });
+  const procs: { role: string; p: RoleProcess }[] = [];
+  const sql = postgres(env.DATABASE_URL!, { max: 2, onnotice: () => {} });
+  const nc = await connectNats(env.NATS_URL!, 'bench');
+  try {
+    if (mode === 'serve') procs.push({ role: 'serve', p: await startRoleProcess('serve', env, 'gateway listening') });
+    else {
+      procs.push({ role: 'workers', p: await startRoleProcess('workers', env, 'workers serving') });
+      procs.push({ role: 'actors', p: await startRoleProcess('actors', env, 'actor host serving') });
+      procs.push({ role: 'gateway', p: await startRoleProcess('gateway', env, 'gateway listening') });
+    }
+    for (;;) {
+      const [r] = await sql<{ reports: number; live: number }[]>`
+        SELECT (SELECT count(*)::int FROM reports) reports, (SELECT count(*)::int FROM listings WHERE state = 'live') live`;
+      if (r!.reports >= Number(values.artifacts) && r!.live > 0) break;
+      await new Promise((res) => setTimeout(res, 1000));
+    }
+    const listings = (
+      await sql<{ id: string }[]>`SELECT id FROM listings WHERE state = 'live' ORDER BY id LIMIT 10000`
+    ).map((r) => r.id);
+    const baseUrl = env.ASSAY_BASE_URL!;
+    const tokens = await registerAgents(baseUrl, Number(values.agents));
+    const url = `${baseUrl}/v1/orders`;
+    const files = { LISTINGS_FILE: listings };
+    await wrk({ url, script, tokens, files, seconds: 5, connections });
+    const jsm = await jetstreamManager(nc);
+    const stream = `${env.ASSAY_NAMESPACE!.toUpperCase()}_LEDGER`;
+    const startedAt = new Date();
+    const backlog: number[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        await new Promise((res) => setTimeout(res, 2000));
+        const [r] = await sql<{ held: number }[]>`SELECT count(*)::int held FROM orders WHERE state = 'held'`;
+        backlog.push(r!.held);
+      }
+    })();
+    const result = await wrk({ url, script, tokens, files, seconds, connections });
+    sampling = false;
+    await sampler;
+    const endedAt = Date.now();
+    // Backlog at the end of the run: appended but not yet projected, and bought but not yet settled.
+    const last = (await jsm.streams.info(stream)).state.last_seq;
+    const [cp] = await sql<
+      { last_seq: number }[]
+    >`SELECT last_seq FROM projection_checkpoints WHERE name = ${`commerce:${stream}`}`;
+    const [held] = await sql<{ n: number }[]>`SELECT count(*)::int n FROM orders WHERE state = 'held'`;
+    const projectionBacklog = last - (cp?.last_seq ?? 0);
+    // Drain, then measure settlement lag of the orders bought during the measured run.
+    for (;;) {
+      const [h] = await sql<{ n: number }[]>`SELECT count(*)::int n FROM orders WHERE state = 'held'`;
+      const [c] = await sql<
+        { last_seq: number }[]
+      >`SELECT last_seq FROM projection_checkpoints WHERE name = ${`commerce:${stream}`}`;
+      if (h!.n === 0 && (c?.last_seq ?? 0) >= (await jsm.streams.info(stream)).state.last_seq) break;
+      await new Promise((res) => setTimeout(res, 500));
+    }
+    const drainMs = Date.now() - endedAt;
+    const lags = (
+      await sql<{ ms: number }[]>`
+        SELECT extract(epoch FROM (settled_at - created_at)) * 1000 AS ms FROM orders
+        WHERE created_at >= ${startedAt} ORDER BY 1`
+    ).map((r) => Number(r.ms));
+    const [mix] = await sql<{ released: number; refunded: number }[]>`
+      SELECT count(*) FILTER (WHERE state = 'released')::int released, count(*) FILTER (WHERE state = 'auto_refunded')::int refunded
+      FROM orders WHERE created_at >= ${startedAt}`;
+    const rss = procs.map(({ role, p }) => `${role} ${peakRssMiB(p.child.pid!)} MiB`).join(', ');
+    const label = mode === 'serve' ? 'one process (assay serve)' : 'split (gateway, actors, workers)';
+    console.log(
+      `${label.padEnd(34)} ${Math.round(result.perSecond)}/s   p50 ${result.p50Ms.toFixed(1)} ms   p90 ${result.p90Ms.toFixed(1)} ms   p99 ${result.p99Ms.toFixed(1)} ms   non-2xx ${result.non2xx}   socket errors ${result.socketErrors}`,
+    );
+    console.log(
+      `  settlement lag (held -> outcome) p50 ${pct(lags, 0.5).toFixed(0)} ms, p99 ${pct(lags, 0.99).toFixed(0)} ms over ${lags.length} orders (${mix!.released} released, ${mix!.refunded} refunded)`,
+    );
+    console.log(
+      `  backlog at the end of the run: ${held!.n} orders unsettled, ${projectionBacklog} facts unprojected (held orders sampled every 2 s: ${backlog.join(' ')}); drained in ${(drainMs / 1000).toFixed(1)} s`,
+    );
+    console.log(`  peak RSS: ${rss}`);
+    console.log(
+      `  ratio to JetStream append ceiling ${(result.perSecond / ceilingPerSecond).toFixed(2)}; to ${peers.transaction.what} (${peers.transaction.perSecond}/s) ${(result.perSecond / peers.transaction.perSecond).toFixed(2)}; to ${peers.plpgsql.what} (${peers.plpgsql.perSecond}/s) ${(result.perSecond / peers.plpgsql.perSecond).toFixed(2)}; target ${peers.target.perSecond}/s with p99 < ${peers.target.p99Ms} ms: ${result.perSecond >= peers.target.perSecond && result.p99Ms < peers.target.p99Ms ? 'met' : 'NOT met'}`,
+    );
+  } finally {
+    for (const { p } of procs.reverse()) {
+      p.child.kill('SIGTERM');
+      await p.exited;
+    }
+    await sql.end();
+    await nc.drain();
+    await dropEnv(env).catch(() => {});
+  }
+}
+
+const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+console.log(
+  `purchases: ${values.agents} agents over up to 10,000 listings (${values.artifacts} corpus artifacts), ${connections} connections, ${seconds} s measured after a warm-up, settlement and projections running; wrk on the same 2 cores`,
+);
+const ceiling = await jetstreamCeiling(natsUrl, 5, false);
+console.log(`ceiling: raw JetStream publish+ack, one Node client, 64 in flight: ${Math.round(ceiling.perSecond)}/s`);
+for (const mode of values.modes.split(',') as ('serve' | 'split')[]) await runMode(mode, ceiling.perSecond);
