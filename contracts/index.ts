@@ -27,9 +27,11 @@ export {
   errorTable,
   transportStatus,
 } from './errors.ts';
+export { mcpSessionBucketMaxAgeMs, mcpSessionTouchEveryMs } from './mcp.ts';
 export {
   assertOperationTable,
   type Dispatch,
+  mcpIdempotencyKeyArgument,
   type Operation,
   operations,
   pathParamNames,

@@ -102,11 +102,31 @@ export async function ensureStreams(nc: NatsConnection, n: Names, replicas: numb
   return jsm;
 }
 
-export async function openBuckets(nc: NatsConnection, n: Names, replicas: number) {
+export async function openBuckets(nc: NatsConnection, n: Names, replicas: number, o: { mcpSessionMaxAgeMs: number }) {
   const kvm = new Kvm(nc);
   const leases = await kvm.create(n.buckets.leases, { history: 1, replicas, storage: StorageType.File });
   const snapshots = await kvm.create(n.buckets.snapshots, { history: 1, replicas, storage: StorageType.File });
-  return { leases, snapshots };
+  const mcpSessions = await kvm.create(n.buckets.mcpSessions, {
+    history: 1,
+    replicas,
+    storage: StorageType.File,
+    // The server drops sessions idle past this (a bucket-wide max age works on nats-server 2.9; per-key TTL does
+    // not); the gateway's own timestamp check is the exact one.
+    ttl: o.mcpSessionMaxAgeMs,
+    // Reads go to the stream leader: a session created through one gateway must be visible at once to the next
+    // request through another, which a direct get from a lagging replica could miss.
+    allow_direct: false,
+  });
+  await keepMaxAge(nc, `KV_${n.buckets.mcpSessions}`, o.mcpSessionMaxAgeMs);
+  return { leases, snapshots, mcpSessions };
+}
+
+/** Creating a bucket leaves an existing one as it was; follow a changed idle time of the configuration. */
+async function keepMaxAge(nc: NatsConnection, stream: string, maxAgeMs: number): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info(stream);
+  if (info.config.max_age === nanos(maxAgeMs)) return;
+  await jsm.streams.update(stream, { ...info.config, max_age: nanos(maxAgeMs) });
 }
 
 /** Remove everything of a namespace (streams and buckets). Used by tests to clean up their private namespace. */

@@ -1,0 +1,434 @@
+// The MCP endpoint: Streamable HTTP on the gateway's own uWebSockets.js server. Each HTTP request is checked here
+// (Origin, bearer token, session), then handed to the MCP SDK's web-standard transport with a fresh low-level Server
+// whose tools/call handler runs the REST pipeline. Sessions live in NATS KV, so the SDK runs in its stateless mode
+// and any gateway process serves any session. Refusals at the HTTP level leave through `refuse` as the typed error
+// object; refusals of a tool call are isError results carrying the same object (see tools.ts and docs/mcp.md).
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  type CallToolRequest,
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode as JsonRpcErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { Logger } from 'pino';
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { type Caller, type Config, type ErrorCode, type Operation, transportStatus } from '../../contracts/index.ts';
+import { bearerToken, type CallResult, type Pipeline } from '../pipeline.ts';
+import { type RequestHead, readBody, readHead, UwsExchange, writeJson, writeResponse } from '../web-adapter.ts';
+import type { McpSession, McpSessions } from './sessions.ts';
+import { EventStreams, type OpenStream } from './streams.ts';
+import { type McpTool, splitArguments, toolResult, toolsFromTable } from './tools.ts';
+
+export interface McpEndpointDeps {
+  config: Config;
+  pipeline: Pipeline;
+  sessions: McpSessions;
+  ops: readonly Operation[];
+  log: Logger;
+  /** The gateway's in-flight limit and drain state: false means refuse with 503 now. */
+  admission: { enter(): boolean; leave(): void };
+}
+
+/** What a tool call needs from the HTTP request that carried it. */
+interface RequestContext {
+  token: string | undefined;
+  requestId: string;
+}
+
+const serverInfo = { name: 'assay', title: 'Assay agent API', version: '1.0.0' };
+const instructions =
+  'Assay is a verified-artifact marketplace. Each tool is the twin of a REST operation under /v1 and runs the same ' +
+  'pipeline (scope, validation, idempotency, handler). Mutating tools need an idempotency_key: reuse a key only to ' +
+  'retry the same call. A refusal is an isError result whose structuredContent is the typed error object ' +
+  '{ code, message, remediation, retryable, docs_url }; act on its remediation.';
+
+/** How often open event streams are checked against the session store (sessions ended elsewhere, or expired). */
+const streamCheckEveryMs = 5000;
+
+export class McpEndpoint {
+  private readonly tools: McpTool[];
+  private readonly toolsByName: Map<string, McpTool>;
+  /** Scopes that open at least one tool: a token with none of them can do nothing here. */
+  private readonly toolScopes: string[];
+  private readonly allowedOrigins: Set<string>;
+  private readonly streams: EventStreams;
+  /** One JSON Schema validator for every per-request Server (the SDK builds a new Ajv for each one otherwise). */
+  private readonly validator = new AjvJsonSchemaValidator();
+  private readonly streamCheck: NodeJS.Timeout;
+  private checkingStreams = false;
+
+  constructor(private readonly d: McpEndpointDeps) {
+    this.tools = toolsFromTable(d.ops);
+    this.toolsByName = new Map(this.tools.map((t) => [t.definition.name, t]));
+    this.toolScopes = [...new Set(this.tools.map((t) => t.op.scope!))];
+    this.allowedOrigins = new Set([
+      new URL(d.config.baseUrl).origin,
+      ...d.config.mcpAllowedOrigins.split(',').filter(Boolean),
+    ]);
+    this.streams = new EventStreams(d.config.mcpSseStreamsMax);
+    this.streamCheck = setInterval(() => void this.checkStreams(), streamCheckEveryMs).unref();
+  }
+
+  /** Entry from the uWS route callback: everything before the first await happens here. */
+  handle(res: HttpResponse, req: HttpRequest, requestId: string): void {
+    const x = new UwsExchange(res);
+    const head = readHead(req, this.d.config.baseUrl);
+    const origin = head.headers.get('origin');
+    // DNS rebinding: a browser page must not reach this endpoint from a foreign origin. Clients that send no
+    // Origin (non-browser agents) are let through; they still need a bearer token.
+    if (origin !== null && !this.allowedOrigins.has(origin)) {
+      this.refuse(x, requestId, 'forbidden', `requests from the web origin ${shown(origin)} are not allowed here`);
+      return;
+    }
+    const limit = this.d.config.bodyBytesMax;
+    if (Number(head.headers.get('content-length') ?? 0) > limit) {
+      this.refuse(x, requestId, 'validation_failed', tooLarge(limit), transportStatus.bodyTooLarge, {}, true);
+      return;
+    }
+    if (!this.d.admission.enter()) {
+      this.refuse(x, requestId, 'unavailable', 'this gateway is at capacity or shutting down; retry', undefined, {
+        'retry-after': '1',
+      });
+      return;
+    }
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.d.admission.leave();
+    };
+    const body = head.method === 'POST' ? readBody(x, limit) : null;
+    this.serve(x, head, body, requestId, release)
+      .catch((err: unknown) => {
+        this.d.log.error({ err, requestId }, 'MCP request failed');
+        this.refuse(x, requestId, 'unavailable', 'the gateway failed to process the request');
+      })
+      .finally(release);
+  }
+
+  /** End every event stream and stop checking them: the gateway is shutting down. */
+  close(): void {
+    clearInterval(this.streamCheck);
+    this.streams.endAll();
+  }
+
+  private async serve(
+    x: UwsExchange,
+    head: RequestHead,
+    body: Promise<Buffer | 'too_large' | 'aborted'> | null,
+    requestId: string,
+    release: () => void,
+  ): Promise<void> {
+    const token = bearerToken(head.headers.get('authorization'));
+    const auth = await this.d.pipeline.authenticate(token);
+    if (!auth.ok) return this.writeResult(x, requestId, auth.refusal);
+    const caller = auth.caller;
+    if (this.toolScopes.length > 0 && !caller.scopes.some((s) => this.toolScopes.includes(s))) {
+      const needed = this.toolScopes.join(' ');
+      return this.refuse(
+        x,
+        requestId,
+        'forbidden',
+        `this token has none of the scopes the tools need (${needed})`,
+        undefined,
+        this.d.pipeline.challenge('insufficient_scope', needed),
+      );
+    }
+    const ctx: RequestContext = { token, requestId };
+    if (head.method === 'POST') return this.post(x, head, await body!, caller, ctx);
+    if (head.method === 'GET') return this.openStream(x, head, caller, ctx, release);
+    return this.endSession(x, head, caller, requestId);
+  }
+
+  private async post(
+    x: UwsExchange,
+    head: RequestHead,
+    raw: Buffer | 'too_large' | 'aborted',
+    caller: Caller,
+    ctx: RequestContext,
+  ): Promise<void> {
+    if (raw === 'aborted') return;
+    const limit = this.d.config.bodyBytesMax;
+    if (raw === 'too_large') {
+      return this.refuse(
+        x,
+        ctx.requestId,
+        'validation_failed',
+        tooLarge(limit),
+        transportStatus.bodyTooLarge,
+        {},
+        true,
+      );
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return this.refuse(
+        x,
+        ctx.requestId,
+        'validation_failed',
+        'the request body is not valid JSON',
+        transportStatus.malformedJson,
+      );
+    }
+    if (isInitialize(message)) return this.initialize(x, head, message, caller, ctx);
+    const session = await this.session(x, head, caller, ctx.requestId);
+    if (!session) return;
+    this.d.sessions.touch(session);
+    const { response, close } = await this.runSdk(head, message, ctx);
+    try {
+      await writeResponse(x, response, { headers: { 'x-request-id': ctx.requestId } });
+    } finally {
+      close();
+    }
+  }
+
+  /** initialize opens a session once the SDK has negotiated the protocol revision; the id goes back in a header. */
+  private async initialize(
+    x: UwsExchange,
+    head: RequestHead,
+    message: unknown,
+    caller: Caller,
+    ctx: RequestContext,
+  ): Promise<void> {
+    const { response, close } = await this.runSdk(head, message, ctx);
+    try {
+      const headers = { 'x-request-id': ctx.requestId };
+      if (response.status !== 200) return await writeResponse(x, response, { headers });
+      const text = await response.text();
+      const version = negotiatedVersion(text);
+      const answer = () => new Response(text, { status: response.status, headers: response.headers });
+      // A JSON-RPC error (bad initialize params) opens nothing.
+      if (version === null) return await writeResponse(x, answer(), { headers });
+      const session = await this.d.sessions.open(caller, version);
+      if (session === 'limit') {
+        return this.refuse(
+          x,
+          ctx.requestId,
+          'rate_limited',
+          `this principal holds ${this.d.config.mcpSessionsPerPrincipalMax} MCP sessions, the most allowed; end one with DELETE /mcp or let one expire`,
+          undefined,
+          { 'retry-after': String(Math.min(60, this.d.config.mcpSessionIdleSeconds)) },
+        );
+      }
+      await writeResponse(x, answer(), { headers: { ...headers, 'mcp-session-id': session.id } });
+    } finally {
+      close();
+    }
+  }
+
+  /** GET: the server-to-client event stream of a session. Assay sends no server-initiated messages yet. */
+  private async openStream(
+    x: UwsExchange,
+    head: RequestHead,
+    caller: Caller,
+    ctx: RequestContext,
+    release: () => void,
+  ): Promise<void> {
+    const session = await this.session(x, head, caller, ctx.requestId);
+    if (!session) return;
+    this.d.sessions.touch(session);
+    let endStream: (() => void) | null = null;
+    let endRequested = false;
+    const entry: OpenStream = {
+      principalId: session.principalId,
+      sessionId: session.id,
+      end: () => {
+        endRequested = true;
+        endStream?.();
+      },
+    };
+    if (!this.streams.add(entry)) {
+      return this.refuse(
+        x,
+        ctx.requestId,
+        'unavailable',
+        `this gateway holds ${this.d.config.mcpSseStreamsMax} event streams, the most it may; retry (perhaps through another gateway)`,
+        undefined,
+        { 'retry-after': '5' },
+      );
+    }
+    // A stream lasts as long as the client keeps it: it must not hold the in-flight count a graceful stop waits on.
+    release();
+    try {
+      const { response, close } = await this.runSdk(head, undefined, ctx);
+      try {
+        await writeResponse(x, response, {
+          headers: { 'x-request-id': ctx.requestId },
+          onStream: (end) => {
+            endStream = end;
+            if (endRequested) end();
+          },
+        });
+      } finally {
+        close();
+      }
+    } finally {
+      this.streams.remove(entry);
+    }
+  }
+
+  /** DELETE: end the session everywhere (KV), and its event stream on this process at once. */
+  private async endSession(x: UwsExchange, head: RequestHead, caller: Caller, requestId: string): Promise<void> {
+    const session = await this.session(x, head, caller, requestId);
+    if (!session) return;
+    await this.d.sessions.end(session);
+    this.streams.endSession(session.principalId, session.id);
+    writeJson(x, 200, { 'x-request-id': requestId }, undefined);
+  }
+
+  /** The request's live session, or null after answering the Streamable HTTP refusal (400 or 404). */
+  private async session(
+    x: UwsExchange,
+    head: RequestHead,
+    caller: Caller,
+    requestId: string,
+  ): Promise<McpSession | null> {
+    const id = head.headers.get('mcp-session-id');
+    if (!id) {
+      this.refuse(
+        x,
+        requestId,
+        'validation_failed',
+        'this request needs the Mcp-Session-Id header that initialize returned',
+        transportStatus.mcpSessionHeaders,
+      );
+      return null;
+    }
+    const session = await this.d.sessions.find(caller.principalId, id);
+    if (!session) {
+      this.refuse(
+        x,
+        requestId,
+        'not_found',
+        `MCP session ${shown(id)} is not open for this principal (ended, expired or unknown); send initialize to start a new one`,
+      );
+      return null;
+    }
+    const version = head.headers.get('mcp-protocol-version');
+    if (version !== null && version !== session.protocolVersion) {
+      this.refuse(
+        x,
+        requestId,
+        'validation_failed',
+        `MCP-Protocol-Version ${shown(version)} is not the version this session negotiated (${session.protocolVersion})`,
+        transportStatus.mcpSessionHeaders,
+      );
+      return null;
+    }
+    return session;
+  }
+
+  /**
+   * One request through the SDK: a fresh Server and a stateless transport (session checks are done above, against
+   * KV), answering with plain JSON rather than an SSE stream since no tool sends progress or notifications.
+   */
+  private async runSdk(
+    head: RequestHead,
+    message: unknown,
+    ctx: RequestContext,
+  ): Promise<{ response: Response; close: () => void }> {
+    const server = new Server(serverInfo, {
+      capabilities: { tools: { listChanged: false } },
+      instructions,
+      jsonSchemaValidator: this.validator,
+    });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools.map((t) => t.definition) }));
+    server.setRequestHandler(CallToolRequestSchema, (request) => this.callTool(request.params, ctx));
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    await server.connect(transport);
+    const request = new Request(head.url, { method: head.method, headers: head.headers });
+    const response = await transport.handleRequest(
+      request,
+      message === undefined ? undefined : { parsedBody: message },
+    );
+    return { response, close: () => void server.close().catch(() => {}) };
+  }
+
+  /** tools/call: the tool's operation through the same pipeline as its REST twin. */
+  private async callTool(params: CallToolRequest['params'], ctx: RequestContext): Promise<CallToolResult> {
+    const tool = this.toolsByName.get(params.name);
+    // An unknown (or not yet built) tool is a protocol error, as the MCP tools specification lists it.
+    if (!tool) throw new McpError(JsonRpcErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+    const result = await this.d.pipeline
+      .run({
+        op: tool.op,
+        token: ctx.token,
+        ...splitArguments(tool.op, params.arguments ?? {}),
+        requestId: ctx.requestId,
+        clientAddress: '',
+      })
+      .catch((err: unknown) => {
+        this.d.log.error({ err, requestId: ctx.requestId, op: tool.op.id }, 'pipeline failed');
+        return this.d.pipeline.refuse('unavailable', 'the gateway failed to process the request');
+      });
+    if (result.status >= 500) {
+      this.d.log.warn({ requestId: ctx.requestId, op: tool.op.id, code: result.error?.code }, 'tool call refused');
+    }
+    return toolResult(result);
+  }
+
+  /** Event streams of sessions that ended through another gateway, or expired, are closed here. */
+  private async checkStreams(): Promise<void> {
+    if (this.checkingStreams) return;
+    this.checkingStreams = true;
+    try {
+      for (const s of this.streams.all()) {
+        const live = await this.d.sessions.find(s.principalId, s.sessionId).catch(() => 'unknown' as const);
+        if (live === null) s.end();
+      }
+    } finally {
+      this.checkingStreams = false;
+    }
+  }
+
+  /** The one exit for HTTP-level refusals of this endpoint: the typed error object. */
+  private refuse(
+    x: UwsExchange,
+    requestId: string,
+    code: ErrorCode,
+    message: string,
+    status?: number,
+    headers: Record<string, string> = {},
+    closeConnection = false,
+  ): void {
+    this.writeResult(x, requestId, this.d.pipeline.refuse(code, message, status, headers), closeConnection);
+  }
+
+  private writeResult(x: UwsExchange, requestId: string, r: CallResult, closeConnection = false): void {
+    writeJson(x, r.status, { 'x-request-id': requestId, ...r.headers }, r.body, closeConnection);
+  }
+}
+
+function isInitialize(message: unknown): boolean {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    !Array.isArray(message) &&
+    (message as { method?: unknown }).method === 'initialize'
+  );
+}
+
+/** The protocolVersion of a successful initialize result, or null (a JSON-RPC error). */
+function negotiatedVersion(text: string): string | null {
+  try {
+    const version = (JSON.parse(text) as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
+    return typeof version === 'string' ? version : null;
+  } catch {
+    return null;
+  }
+}
+
+function tooLarge(limit: number): string {
+  return `the request body is larger than ${limit} bytes`;
+}
+
+/** A client-supplied value quoted in a message, cut short so a huge header cannot bloat the answer. */
+function shown(value: string): string {
+  return value.length > 64 ? `${value.slice(0, 64)}…` : value;
+}
