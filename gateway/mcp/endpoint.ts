@@ -179,7 +179,7 @@ export class McpEndpoint {
     if (isInitialize(message)) return this.initialize(x, head, message, caller, ctx);
     const session = await this.session(x, head, caller, ctx.requestId);
     if (!session) return;
-    this.d.sessions.touch(session);
+    void this.d.sessions.touch(session);
     const { response, close } = await this.runSdk(head, message, ctx);
     try {
       await writeResponse(x, response, { headers: { 'x-request-id': ctx.requestId } });
@@ -232,7 +232,7 @@ export class McpEndpoint {
   ): Promise<void> {
     const session = await this.session(x, head, caller, ctx.requestId);
     if (!session) return;
-    this.d.sessions.touch(session);
+    void this.d.sessions.touch(session);
     let endStream: (() => void) | null = null;
     let endRequested = false;
     const entry: OpenStream = {

@@ -83,16 +83,21 @@ export class McpSessions {
     return session;
   }
 
-  /** Record activity, at most once per touch interval; never awaited on the request path. */
-  touch(session: McpSession): void {
+  /**
+   * Record activity, at most once per touch interval. The request path does not wait for it; the promise settles
+   * when the write is done, lost or skipped.
+   */
+  async touch(session: McpSession): Promise<void> {
     const now = this.o.nowMs();
     if (now - session.lastSeenMs < this.touchEveryMs) return;
     const touched = { ...session, lastSeenMs: now };
     // Compare-and-set on the revision read: losing to another gateway's touch is fine, and an ended session
     // (deleted since) stays ended.
-    this.kv.update(key(session.principalId, session.id), encode(touched), session.revision).catch((err: unknown) => {
-      if (!isWrongLastSequence(err)) this.o.onError(err, 'touching an MCP session');
-    });
+    await this.kv
+      .update(key(session.principalId, session.id), encode(touched), session.revision)
+      .catch((err: unknown) => {
+        if (!isWrongLastSequence(err)) this.o.onError(err, 'touching an MCP session');
+      });
   }
 
   async end(session: McpSession): Promise<void> {
