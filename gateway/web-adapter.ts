@@ -2,7 +2,7 @@
 // transport). The uWS rules live here: read the request synchronously, attach onAborted before any await, write
 // inside cork, never touch a response after it ended or aborted, and stream bodies at the pace the socket drains.
 import { STATUS_CODES } from 'node:http';
-import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { HttpResponse } from 'uWebSockets.js';
 
 /** One HTTP exchange: the uWS response and whether it may still be written. */
 export class UwsExchange {
@@ -39,27 +39,6 @@ export class UwsExchange {
       });
     });
   }
-}
-
-export interface RequestHead {
-  method: string;
-  /** Absolute URL (base URL + path + query), as a web Request needs. */
-  url: string;
-  headers: Headers;
-}
-
-/** Copy what a web Request needs from the uWS request. Must run before the handler's first await. */
-export function readHead(req: HttpRequest, baseUrl: string): RequestHead {
-  const headers = new Headers();
-  req.forEach((name, value) => {
-    headers.append(name, value);
-  });
-  const query = req.getQuery();
-  return {
-    method: req.getMethod().toUpperCase(),
-    url: `${baseUrl}${req.getUrl()}${query ? `?${query}` : ''}`,
-    headers,
-  };
 }
 
 /**

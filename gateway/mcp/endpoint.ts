@@ -1,8 +1,9 @@
 // The MCP endpoint: Streamable HTTP on the gateway's own uWebSockets.js server. Each HTTP request is checked here
-// (Origin, bearer token, session), then handed to the MCP SDK's web-standard transport with a fresh low-level Server
-// whose tools/call handler runs the REST pipeline. Sessions live in NATS KV, so the SDK runs in its stateless mode
-// and any gateway process serves any session. Refusals at the HTTP level leave through `refuse` as the typed error
-// object; refusals of a tool call are isError results carrying the same object (see tools.ts and docs/mcp.md).
+// (Origin, bearer token, session), then its JSON-RPC messages go to a fresh low-level MCP SDK Server whose
+// tools/call handler runs the REST pipeline. A POST reaches the Server through a thin one-exchange transport
+// (exchange.ts); the GET event stream goes through the SDK's web-standard transport. Sessions live in NATS KV, so
+// any gateway process serves any session. Refusals at the HTTP level leave through `refuse` as the typed error
+// object; refusals of a tool call are isError results carrying the same object (tools.ts, docs/mcp.md).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
@@ -10,6 +11,7 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode as JsonRpcErrorCode,
+  type JSONRPCMessage,
   ListToolsRequestSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -18,7 +20,8 @@ import type { Logger } from 'pino';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { type Caller, type Config, type ErrorCode, type Operation, transportStatus } from '../../contracts/index.ts';
 import { bearerToken, type CallResult, type Pipeline } from '../pipeline.ts';
-import { type RequestHead, readBody, readHead, UwsExchange, writeJson, writeResponse } from '../web-adapter.ts';
+import { readBody, UwsExchange, writeJson, writeResponse } from '../web-adapter.ts';
+import { checkPost, type JsonRpcRefusal, PostExchange } from './exchange.ts';
 import type { McpSession, McpSessions } from './sessions.ts';
 import { EventStreams, type OpenStream } from './streams.ts';
 import { type McpTool, splitArguments, toolResult, toolsFromTable } from './tools.ts';
@@ -31,6 +34,20 @@ export interface McpEndpointDeps {
   log: Logger;
   /** The gateway's in-flight limit and drain state: false means refuse with 503 now. */
   admission: { enter(): boolean; leave(): void };
+}
+
+/** The request headers the endpoint reads, copied before the first await as uWS requires. */
+interface McpRequestHead {
+  method: string;
+  /** Absolute URL, for the web Request of the event stream. */
+  url: string;
+  origin: string;
+  authorization: string;
+  contentLength: string;
+  contentType: string;
+  accept: string;
+  sessionId: string;
+  protocolVersion: string;
 }
 
 /** What a tool call needs from the HTTP request that carried it. */
@@ -51,6 +68,7 @@ const streamCheckEveryMs = 5000;
 
 export class McpEndpoint {
   private readonly tools: McpTool[];
+  private readonly toolDefinitions: McpTool['definition'][];
   private readonly toolsByName: Map<string, McpTool>;
   /** Scopes that open at least one tool: a token with none of them can do nothing here. */
   private readonly toolScopes: string[];
@@ -63,6 +81,7 @@ export class McpEndpoint {
 
   constructor(private readonly d: McpEndpointDeps) {
     this.tools = toolsFromTable(d.ops);
+    this.toolDefinitions = this.tools.map((t) => t.definition);
     this.toolsByName = new Map(this.tools.map((t) => [t.definition.name, t]));
     this.toolScopes = [...new Set(this.tools.map((t) => t.op.scope!))];
     this.allowedOrigins = new Set([
@@ -77,15 +96,14 @@ export class McpEndpoint {
   handle(res: HttpResponse, req: HttpRequest, requestId: string): void {
     const x = new UwsExchange(res);
     const head = readHead(req, this.d.config.baseUrl);
-    const origin = head.headers.get('origin');
     // DNS rebinding: a browser page must not reach this endpoint from a foreign origin. Clients that send no
     // Origin (non-browser agents) are let through; they still need a bearer token.
-    if (origin !== null && !this.allowedOrigins.has(origin)) {
-      this.refuse(x, requestId, 'forbidden', `requests from the web origin ${shown(origin)} are not allowed here`);
+    if (head.origin !== '' && !this.allowedOrigins.has(head.origin)) {
+      this.refuse(x, requestId, 'forbidden', `requests from the web origin ${shown(head.origin)} are not allowed here`);
       return;
     }
     const limit = this.d.config.bodyBytesMax;
-    if (Number(head.headers.get('content-length') ?? 0) > limit) {
+    if (Number(head.contentLength || 0) > limit) {
       this.refuse(x, requestId, 'validation_failed', tooLarge(limit), transportStatus.bodyTooLarge, {}, true);
       return;
     }
@@ -118,12 +136,12 @@ export class McpEndpoint {
 
   private async serve(
     x: UwsExchange,
-    head: RequestHead,
+    head: McpRequestHead,
     body: Promise<Buffer | 'too_large' | 'aborted'> | null,
     requestId: string,
     release: () => void,
   ): Promise<void> {
-    const token = bearerToken(head.headers.get('authorization'));
+    const token = bearerToken(head.authorization);
     const auth = await this.d.pipeline.authenticate(token);
     if (!auth.ok) return this.writeResult(x, requestId, auth.refusal);
     const caller = auth.caller;
@@ -146,7 +164,7 @@ export class McpEndpoint {
 
   private async post(
     x: UwsExchange,
-    head: RequestHead,
+    head: McpRequestHead,
     raw: Buffer | 'too_large' | 'aborted',
     caller: Caller,
     ctx: RequestContext,
@@ -164,9 +182,9 @@ export class McpEndpoint {
         true,
       );
     }
-    let message: unknown;
+    let body: unknown;
     try {
-      message = JSON.parse(raw.toString('utf8'));
+      body = JSON.parse(raw.toString('utf8'));
     } catch {
       return this.refuse(
         x,
@@ -176,56 +194,52 @@ export class McpEndpoint {
         transportStatus.malformedJson,
       );
     }
-    if (isInitialize(message)) return this.initialize(x, head, message, caller, ctx);
-    const session = await this.session(x, head, caller, ctx.requestId);
-    if (!session) return;
-    void this.d.sessions.touch(session);
-    const { response, close } = await this.runSdk(head, message, ctx);
-    try {
-      await writeResponse(x, response, { headers: { 'x-request-id': ctx.requestId } });
-    } finally {
-      close();
+    const checked = checkPost(head.accept, head.contentType, body);
+    if (!checked.ok) return this.refuseJsonRpc(x, ctx.requestId, checked.refusal);
+    // initialize opens a session (checkPost allows it only alone); everything else needs one.
+    const initializing = checked.messages.some((m) => 'method' in m && m.method === 'initialize');
+    if (!initializing) {
+      const session = await this.session(x, head, caller, ctx.requestId);
+      if (!session) return;
+      void this.d.sessions.touch(session);
     }
-  }
 
-  /** initialize opens a session once the SDK has negotiated the protocol revision; the id goes back in a header. */
-  private async initialize(
-    x: UwsExchange,
-    head: RequestHead,
-    message: unknown,
-    caller: Caller,
-    ctx: RequestContext,
-  ): Promise<void> {
-    const { response, close } = await this.runSdk(head, message, ctx);
-    try {
-      const headers = { 'x-request-id': ctx.requestId };
-      if (response.status !== 200) return await writeResponse(x, response, { headers });
-      const text = await response.text();
-      const version = negotiatedVersion(text);
-      const answer = () => new Response(text, { status: response.status, headers: response.headers });
-      // A JSON-RPC error (bad initialize params) opens nothing.
-      if (version === null) return await writeResponse(x, answer(), { headers });
-      const session = await this.d.sessions.open(caller, version);
-      if (session === 'limit') {
-        return this.refuse(
-          x,
-          ctx.requestId,
-          'rate_limited',
-          `this principal holds ${this.d.config.mcpSessionsPerPrincipalMax} MCP sessions, the most allowed; end one with DELETE /mcp or let one expire`,
-          undefined,
-          { 'retry-after': String(Math.min(60, this.d.config.mcpSessionIdleSeconds)) },
-        );
-      }
-      await writeResponse(x, answer(), { headers: { ...headers, 'mcp-session-id': session.id } });
-    } finally {
-      close();
+    const exchange = new PostExchange(checked.messages);
+    const server = this.newServer(ctx);
+    await server.connect(exchange);
+    exchange.deliver();
+    if (!exchange.hasRequests) {
+      writeJson(x, 202, { 'x-request-id': ctx.requestId }, undefined);
+      return;
     }
+    // Every request is answered by the Server (a handler that throws becomes a JSON-RPC error); the pipeline under
+    // tools/call is bounded by the bus timeout. A finished exchange holds no timers, so the Server is not closed
+    // (closing builds an Error to reject pending requests, of which there are none).
+    const answers = await exchange.answered;
+    // A batch is answered with an array (JSON-RPC 2.0), a single request with one object.
+    const answer = Array.isArray(body) ? answers : answers[0]!;
+    if (!initializing) return this.answer(x, ctx.requestId, answer);
+    const version = negotiatedVersion(answers[0]!);
+    // A JSON-RPC error (bad initialize params) opens nothing.
+    if (version === null) return this.answer(x, ctx.requestId, answer);
+    const opened = await this.d.sessions.open(caller, version);
+    if (opened === 'limit') {
+      return this.refuse(
+        x,
+        ctx.requestId,
+        'rate_limited',
+        `this principal holds ${this.d.config.mcpSessionsPerPrincipalMax} MCP sessions, the most allowed; end one with DELETE /mcp or let one expire`,
+        undefined,
+        { 'retry-after': String(Math.min(60, this.d.config.mcpSessionIdleSeconds)) },
+      );
+    }
+    this.answer(x, ctx.requestId, answer, { 'mcp-session-id': opened.id });
   }
 
   /** GET: the server-to-client event stream of a session. Assay sends no server-initiated messages yet. */
   private async openStream(
     x: UwsExchange,
-    head: RequestHead,
+    head: McpRequestHead,
     caller: Caller,
     ctx: RequestContext,
     release: () => void,
@@ -255,26 +269,30 @@ export class McpEndpoint {
     }
     // A stream lasts as long as the client keeps it: it must not hold the in-flight count a graceful stop waits on.
     release();
+    // The SDK's web-standard transport, stateless (the session was checked above), makes the stream: its headers,
+    // keep-alive comments, and the 406 for a client that does not accept text/event-stream.
+    const server = this.newServer(ctx);
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
     try {
-      const { response, close } = await this.runSdk(head, undefined, ctx);
-      try {
-        await writeResponse(x, response, {
-          headers: { 'x-request-id': ctx.requestId },
-          onStream: (end) => {
-            endStream = end;
-            if (endRequested) end();
-          },
-        });
-      } finally {
-        close();
-      }
+      await server.connect(transport);
+      const headers: Record<string, string> = { accept: head.accept };
+      if (head.protocolVersion) headers['mcp-protocol-version'] = head.protocolVersion;
+      const response = await transport.handleRequest(new Request(head.url, { method: 'GET', headers }));
+      await writeResponse(x, response, {
+        headers: { 'x-request-id': ctx.requestId },
+        onStream: (end) => {
+          endStream = end;
+          if (endRequested) end();
+        },
+      });
     } finally {
       this.streams.remove(entry);
+      await server.close().catch(() => {});
     }
   }
 
   /** DELETE: end the session everywhere (KV), and its event stream on this process at once. */
-  private async endSession(x: UwsExchange, head: RequestHead, caller: Caller, requestId: string): Promise<void> {
+  private async endSession(x: UwsExchange, head: McpRequestHead, caller: Caller, requestId: string): Promise<void> {
     const session = await this.session(x, head, caller, requestId);
     if (!session) return;
     await this.d.sessions.end(session);
@@ -285,12 +303,11 @@ export class McpEndpoint {
   /** The request's live session, or null after answering the Streamable HTTP refusal (400 or 404). */
   private async session(
     x: UwsExchange,
-    head: RequestHead,
+    head: McpRequestHead,
     caller: Caller,
     requestId: string,
   ): Promise<McpSession | null> {
-    const id = head.headers.get('mcp-session-id');
-    if (!id) {
+    if (!head.sessionId) {
       this.refuse(
         x,
         requestId,
@@ -300,23 +317,24 @@ export class McpEndpoint {
       );
       return null;
     }
-    const session = await this.d.sessions.find(caller.principalId, id);
+    const session = await this.d.sessions.find(caller.principalId, head.sessionId);
     if (!session) {
       this.refuse(
         x,
         requestId,
         'not_found',
-        `MCP session ${shown(id)} is not open for this principal (ended, expired or unknown); send initialize to start a new one`,
+        `MCP session ${shown(head.sessionId)} is not open for this principal (ended, expired or unknown); send initialize to start a new one`,
       );
       return null;
     }
-    const version = head.headers.get('mcp-protocol-version');
-    if (version !== null && version !== session.protocolVersion) {
+    // Without the header a server assumes the negotiated revision (2025-06-18 basic/transports); with it, it must
+    // be that revision.
+    if (head.protocolVersion && head.protocolVersion !== session.protocolVersion) {
       this.refuse(
         x,
         requestId,
         'validation_failed',
-        `MCP-Protocol-Version ${shown(version)} is not the version this session negotiated (${session.protocolVersion})`,
+        `MCP-Protocol-Version ${shown(head.protocolVersion)} is not the version this session negotiated (${session.protocolVersion})`,
         transportStatus.mcpSessionHeaders,
       );
       return null;
@@ -324,30 +342,16 @@ export class McpEndpoint {
     return session;
   }
 
-  /**
-   * One request through the SDK: a fresh Server and a stateless transport (session checks are done above, against
-   * KV), answering with plain JSON rather than an SSE stream since no tool sends progress or notifications.
-   */
-  private async runSdk(
-    head: RequestHead,
-    message: unknown,
-    ctx: RequestContext,
-  ): Promise<{ response: Response; close: () => void }> {
+  /** A low-level SDK Server for one HTTP request: the tool list, and tools/call through the pipeline. */
+  private newServer(ctx: RequestContext): Server {
     const server = new Server(serverInfo, {
       capabilities: { tools: { listChanged: false } },
       instructions,
       jsonSchemaValidator: this.validator,
     });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools.map((t) => t.definition) }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.toolDefinitions }));
     server.setRequestHandler(CallToolRequestSchema, (request) => this.callTool(request.params, ctx));
-    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
-    await server.connect(transport);
-    const request = new Request(head.url, { method: head.method, headers: head.headers });
-    const response = await transport.handleRequest(
-      request,
-      message === undefined ? undefined : { parsedBody: message },
-    );
-    return { response, close: () => void server.close().catch(() => {}) };
+    return server;
   }
 
   /** tools/call: the tool's operation through the same pipeline as its REST twin. */
@@ -387,6 +391,15 @@ export class McpEndpoint {
     }
   }
 
+  private answer(
+    x: UwsExchange,
+    requestId: string,
+    answer: JSONRPCMessage | JSONRPCMessage[],
+    headers: Record<string, string> = {},
+  ): void {
+    writeJson(x, 200, { 'x-request-id': requestId, ...headers }, answer);
+  }
+
   /** The one exit for HTTP-level refusals of this endpoint: the typed error object. */
   private refuse(
     x: UwsExchange,
@@ -400,28 +413,43 @@ export class McpEndpoint {
     this.writeResult(x, requestId, this.d.pipeline.refuse(code, message, status, headers), closeConnection);
   }
 
+  /**
+   * Refusals of the Streamable HTTP negotiation and of malformed JSON-RPC keep the transport's own form (a JSON-RPC
+   * error with id null), as the SDK's transport answers them: they are protocol errors, not Assay refusals.
+   */
+  private refuseJsonRpc(x: UwsExchange, requestId: string, r: JsonRpcRefusal): void {
+    writeJson(
+      x,
+      r.status,
+      { 'x-request-id': requestId },
+      { jsonrpc: '2.0', error: { code: r.code, message: r.message }, id: null },
+    );
+  }
+
   private writeResult(x: UwsExchange, requestId: string, r: CallResult, closeConnection = false): void {
     writeJson(x, r.status, { 'x-request-id': requestId, ...r.headers }, r.body, closeConnection);
   }
 }
 
-function isInitialize(message: unknown): boolean {
-  return (
-    typeof message === 'object' &&
-    message !== null &&
-    !Array.isArray(message) &&
-    (message as { method?: unknown }).method === 'initialize'
-  );
+function readHead(req: HttpRequest, baseUrl: string): McpRequestHead {
+  const query = req.getQuery();
+  return {
+    method: req.getMethod().toUpperCase(),
+    url: `${baseUrl}${req.getUrl()}${query ? `?${query}` : ''}`,
+    origin: req.getHeader('origin'),
+    authorization: req.getHeader('authorization'),
+    contentLength: req.getHeader('content-length'),
+    contentType: req.getHeader('content-type'),
+    accept: req.getHeader('accept'),
+    sessionId: req.getHeader('mcp-session-id'),
+    protocolVersion: req.getHeader('mcp-protocol-version'),
+  };
 }
 
 /** The protocolVersion of a successful initialize result, or null (a JSON-RPC error). */
-function negotiatedVersion(text: string): string | null {
-  try {
-    const version = (JSON.parse(text) as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
-    return typeof version === 'string' ? version : null;
-  } catch {
-    return null;
-  }
+function negotiatedVersion(answer: JSONRPCMessage): string | null {
+  const version = (answer as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
+  return typeof version === 'string' ? version : null;
 }
 
 function tooLarge(limit: number): string {
