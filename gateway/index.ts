@@ -2,7 +2,7 @@
 // generated documents.
 export { GatewayBus } from './bus.ts';
 export { errorsPage } from './docs.ts';
-export { type McpSession, McpSessions, type McpSessionsOptions } from './mcp/sessions.ts';
+export { type McpSession, McpSessions, type McpSessionsBucket, type McpSessionsOptions } from './mcp/sessions.ts';
 export { type McpTool, toolsFromTable } from './mcp/tools.ts';
 export { openApiDocument } from './openapi.ts';
 export { type CallInput, type CallResult, Pipeline, requestHash } from './pipeline.ts';

@@ -2,7 +2,6 @@
 // only here: read the request synchronously, attach onAborted before any await, write inside cork, never touch a
 // response after it ended or aborted.
 import { randomUUID } from 'node:crypto';
-import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import uWS, { type HttpRequest, type HttpResponse } from 'uWebSockets.js';
@@ -18,7 +17,7 @@ import {
 import { GatewayBus } from './bus.ts';
 import { errorsPage } from './docs.ts';
 import { McpEndpoint } from './mcp/endpoint.ts';
-import { McpSessions } from './mcp/sessions.ts';
+import { McpSessions, type McpSessionsBucket } from './mcp/sessions.ts';
 import { openApiDocument } from './openapi.ts';
 import { type BodyInput, bearerToken, type CallResult, Pipeline } from './pipeline.ts';
 import { compileRouter } from './router.ts';
@@ -35,7 +34,7 @@ export interface GatewayOptions {
   nc: NatsConnection;
   log: Logger;
   /** The MCP sessions bucket (`<ns>_mcp_sessions`), opened by the composition root. */
-  mcpSessions: KV;
+  mcpSessions: McpSessionsBucket;
   nowMs?: () => number;
 }
 

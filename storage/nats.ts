@@ -106,19 +106,21 @@ export async function openBuckets(nc: NatsConnection, n: Names, replicas: number
   const kvm = new Kvm(nc);
   const leases = await kvm.create(n.buckets.leases, { history: 1, replicas, storage: StorageType.File });
   const snapshots = await kvm.create(n.buckets.snapshots, { history: 1, replicas, storage: StorageType.File });
-  const mcpSessions = await kvm.create(n.buckets.mcpSessions, {
+  const anyReplica = await kvm.create(n.buckets.mcpSessions, {
     history: 1,
     replicas,
     storage: StorageType.File,
     // The server drops sessions idle past this (a bucket-wide max age works on nats-server 2.9; per-key TTL does
     // not); the gateway's own timestamp check is the exact one.
     ttl: o.mcpSessionMaxAgeMs,
-    // Reads go to the stream leader: a session created through one gateway must be visible at once to the next
-    // request through another, which a direct get from a lagging replica could miss.
-    allow_direct: false,
+    // Direct gets (answered by any replica, without the JetStream API) are the per-request read.
+    allow_direct: true,
   });
   await keepMaxAge(nc, `KV_${n.buckets.mcpSessions}`, o.mcpSessionMaxAgeMs);
-  return { leases, snapshots, mcpSessions };
+  // The same bucket read through the stream leader: a replica may not have a session created a moment ago through
+  // another gateway yet, so a miss is confirmed here before it becomes a 404.
+  const leader = await kvm.open(n.buckets.mcpSessions, { allow_direct: false });
+  return { leases, snapshots, mcpSessions: { anyReplica, leader } };
 }
 
 /** Creating a bucket leaves an existing one as it was; follow a changed idle time of the configuration. */

@@ -34,14 +34,25 @@ export interface McpSessionsOptions {
 
 const sessionIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/**
+ * The sessions bucket, twice: read through any replica (direct get, the fast per-request path) and through the
+ * stream leader (which has every acknowledged write, for confirming a miss).
+ */
+export interface McpSessionsBucket {
+  anyReplica: KV;
+  leader: KV;
+}
+
 export class McpSessions {
   private readonly touchEveryMs: number;
+  private readonly kv: KV;
 
   constructor(
-    private readonly kv: KV,
+    private readonly bucket: McpSessionsBucket,
     private readonly o: McpSessionsOptions,
   ) {
     this.touchEveryMs = mcpSessionTouchEveryMs(o.idleMs);
+    this.kv = bucket.anyReplica;
   }
 
   /** Open a session for the caller, or 'limit' when the principal already holds the most it may. */
@@ -64,7 +75,10 @@ export class McpSessions {
   /** The live session with this id of this principal, or null (unknown, ended, expired, or another's). */
   async find(principalId: string, sessionId: string): Promise<McpSession | null> {
     if (!sessionIdPattern.test(sessionId)) return null;
-    const entry = await this.kv.get(key(principalId, sessionId));
+    let entry = await this.bucket.anyReplica.get(key(principalId, sessionId));
+    // A replica may lag the write that opened the session (through another gateway, a moment ago): ask the leader
+    // before answering 404. Misses are rare (ended or unknown sessions), so this costs the common path nothing.
+    if (entry?.operation !== 'PUT') entry = await this.bucket.leader.get(key(principalId, sessionId));
     if (entry?.operation !== 'PUT') return null;
     const stored = entry.json<StoredSession>();
     const session: McpSession = {

@@ -7,7 +7,7 @@ import { type KV, Kvm } from '@nats-io/kv';
 import { nanos } from '@nats-io/nats-core';
 import pino from 'pino';
 import { mcpSessionBucketMaxAgeMs } from '../../contracts/index.ts';
-import { Gateway, McpSessions } from '../../gateway/index.ts';
+import { Gateway, McpSessions, type McpSessionsBucket } from '../../gateway/index.ts';
 import { isTypedError } from '../support/http.ts';
 import { openRawSession, rawToolCall } from '../support/mcp.ts';
 import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
@@ -15,6 +15,7 @@ import { type Agent, eventually, startSystem, type TestSystem } from '../support
 const idleSeconds = 60;
 let sys: TestSystem;
 let kv: KV;
+let bucket: McpSessionsBucket;
 let gateway: Gateway;
 let agent: Agent;
 /** How far the gateway's clock runs ahead of the real one. */
@@ -22,13 +23,15 @@ let aheadMs = 0;
 
 before(async () => {
   sys = await startSystem({ ASSAY_MCP_SESSION_IDLE_SECONDS: String(idleSeconds) }, ['actors', 'workers']);
-  kv = await new Kvm(sys.nc).open(sys.names.buckets.mcpSessions);
+  const kvm = new Kvm(sys.nc);
+  kv = await kvm.open(sys.names.buckets.mcpSessions, { allow_direct: true });
+  bucket = { anyReplica: kv, leader: await kvm.open(sys.names.buckets.mcpSessions, { allow_direct: false }) };
   gateway = new Gateway({
     config: sys.config,
     names: sys.names,
     nc: sys.nc,
     log: pino({ level: 'silent' }),
-    mcpSessions: kv,
+    mcpSessions: bucket,
     nowMs: () => Date.now() + aheadMs,
   });
   await gateway.listen();
@@ -68,12 +71,12 @@ test('[MCP-SESSION-EXPIRY] the bucket discards what the gateway treats as ended 
   const info = await jsm.streams.info(`KV_${sys.names.buckets.mcpSessions}`);
   assert.equal(info.config.max_age, nanos(mcpSessionBucketMaxAgeMs(idleSeconds * 1000)));
   assert.ok(mcpSessionBucketMaxAgeMs(idleSeconds * 1000) > idleSeconds * 1000);
-  assert.equal(info.config.allow_direct, false, 'reads go to the leader: read-your-writes across gateways');
+  assert.equal(info.config.allow_direct, true, 'per-request reads are direct gets');
 });
 
 test('[MCP-SESSION-EXPIRY] a touch racing a DELETE never brings the session back', async () => {
   let nowMs = Date.now();
-  const sessions = new McpSessions(kv, {
+  const sessions = new McpSessions(bucket, {
     idleMs: idleSeconds * 1000,
     perPrincipalMax: 10,
     nowMs: () => nowMs,
