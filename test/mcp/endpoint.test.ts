@@ -194,6 +194,58 @@ describe('sessions', () => {
   });
 });
 
+describe('Streamable HTTP negotiation', () => {
+  test("[MCP-ENDPOINT] Accept, Content-Type and malformed JSON-RPC are refused in the transport's JSON-RPC form", async () => {
+    const sessionId = await openRawSession(sys.baseUrl, agent.token);
+    const cases: [string, Parameters<typeof rawMcp>[1], number, number][] = [
+      ['no text/event-stream in Accept', { headers: { accept: 'application/json' }, body: listTools }, 406, -32000],
+      ['a text body', { headers: { 'content-type': 'text/plain' }, body: listTools }, 415, -32000],
+      ['not a JSON-RPC message', { body: { hello: 'world' } }, 400, -32700],
+      ['a batch over 100', { body: Array.from({ length: 101 }, () => ({ jsonrpc: '2.0', method: 'n' })) }, 400, -32600],
+    ];
+    for (const [name, o, status, code] of cases) {
+      const r = await rawMcp(sys.baseUrl, { token: agent.token, sessionId, ...o });
+      assert.equal(r.status, status, name);
+      assert.deepEqual(r.body, { jsonrpc: '2.0', error: { code, message: r.body.error.message }, id: null }, name);
+    }
+    const initInBatch = await rawMcp(sys.baseUrl, {
+      token: agent.token,
+      body: [initializeMessage('2025-06-18'), listTools],
+    });
+    assert.equal(initInBatch.status, 400);
+    assert.equal(initInBatch.body.error.code, -32600);
+    await rawMcp(sys.baseUrl, { method: 'DELETE', token: agent.token, sessionId });
+  });
+
+  test('[MCP-ENDPOINT] a batch is answered with an array in request order; notifications alone get 202', async () => {
+    const sessionId = await openRawSession(sys.baseUrl, agent.token, '2025-03-26');
+    const batch = await rawMcp(sys.baseUrl, {
+      token: agent.token,
+      sessionId,
+      body: [
+        { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'get_balance', arguments: {} } },
+        { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } },
+        { jsonrpc: '2.0', id: 'a', method: 'ping' },
+      ],
+    });
+    assert.equal(batch.status, 200);
+    assert.deepEqual(
+      batch.body.map((m: { id: string }) => m.id),
+      ['b', 'a'],
+    );
+    assert.equal(batch.body[0].result.structuredContent.currency, 'credit');
+    assert.deepEqual(batch.body[1].result, {});
+    const note = await rawMcp(sys.baseUrl, {
+      token: agent.token,
+      sessionId,
+      body: [{ jsonrpc: '2.0', method: 'notifications/initialized' }],
+    });
+    assert.equal(note.status, 202);
+    assert.equal(note.body, null);
+    await rawMcp(sys.baseUrl, { method: 'DELETE', token: agent.token, sessionId });
+  });
+});
+
 describe('protocol versions', () => {
   test('[MCP-VERSIONS] a 2025-06-18 client and a newest-revision client each get their revision and are served', async () => {
     for (const version of ['2025-06-18', LATEST_PROTOCOL_VERSION, '2025-03-26']) {
@@ -278,6 +330,7 @@ describe('event stream', () => {
   }
 
   test('[MCP-ENDPOINT] GET /mcp opens the event stream of a session; DELETE of the session ends it', async () => {
+    const agent = await sys.register();
     const sessionId = await openRawSession(sys.baseUrl, agent.token);
     const { res } = await openStream(agent.token, sessionId);
     assert.equal(res.status, 200);
@@ -289,6 +342,7 @@ describe('event stream', () => {
   });
 
   test('[MCP-LIMITS] event streams per gateway are bounded (503 beyond); a second GET of a session replaces its first', async () => {
+    const agent = await sys.register();
     const a = await openRawSession(sys.baseUrl, agent.token);
     const b = await openRawSession(sys.baseUrl, agent.token);
     const other = await sys.register();
