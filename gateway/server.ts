@@ -109,6 +109,7 @@ export class Gateway {
     this.mcp = new McpEndpoint({
       config,
       pipeline: this.pipeline,
+      bus: this.bus,
       ops: operations,
       log: o.log,
       sessions: new McpSessions(o.mcpSessions, {

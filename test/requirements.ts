@@ -48,6 +48,7 @@ export const requirements = {
   'MCP-SCALE-OUT': 'A session opened through one gateway process serves calls through another, and ends everywhere.',
   'MCP-VERSIONS': 'Clients of the 2025-06-18 revision and of the newest revision the SDK knows are both served.',
   'MCP-INSPECTOR': 'The MCP Inspector CLI lists the tools and calls one, headless.',
+  'MCP-OUTAGE': 'With NATS down the endpoint answers 503 unavailable (typed); sessions survive and serve again after.',
 } as const;
 
 export type RequirementId = keyof typeof requirements;

@@ -19,6 +19,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { Logger } from 'pino';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { type Caller, type Config, type ErrorCode, type Operation, transportStatus } from '../../contracts/index.ts';
+import type { GatewayBus } from '../bus.ts';
 import { bearerToken, type CallResult, type Pipeline } from '../pipeline.ts';
 import { readBody, UwsExchange, writeJson, writeResponse } from '../web-adapter.ts';
 import { checkPost, type JsonRpcRefusal, PostExchange } from './exchange.ts';
@@ -29,6 +30,8 @@ import { type McpTool, splitArguments, toolResult, toolsFromTable } from './tool
 export interface McpEndpointDeps {
   config: Config;
   pipeline: Pipeline;
+  /** For its connection state: with NATS unreachable the session store is too, and requests get 503 at once. */
+  bus: GatewayBus;
   sessions: McpSessions;
   ops: readonly Operation[];
   log: Logger;
@@ -205,6 +208,7 @@ export class McpEndpoint {
     }
 
     const exchange = new PostExchange(checked.messages);
+    exchange.onerror = (err) => this.d.log.warn({ err, requestId: ctx.requestId }, 'MCP exchange error');
     const server = this.newServer(ctx);
     await server.connect(exchange);
     exchange.deliver();
@@ -212,17 +216,24 @@ export class McpEndpoint {
       writeJson(x, 202, { 'x-request-id': ctx.requestId }, undefined);
       return;
     }
-    // Every request is answered by the Server (a handler that throws becomes a JSON-RPC error); the pipeline under
-    // tools/call is bounded by the bus timeout. A finished exchange holds no timers, so the Server is not closed
-    // (closing builds an Error to reject pending requests, of which there are none).
-    const answers = await exchange.answered;
+    // The Server answers every request (a handler that throws becomes a JSON-RPC error) and the pipeline under
+    // tools/call is bounded by the bus timeout; the guard only makes sure the client is answered whatever happens.
+    // A finished exchange holds no timers, so the Server is not closed (closing builds an Error to reject pending
+    // requests, of which there are none).
+    const answers = await this.withinDeadline(exchange.answered);
+    if (answers === null) {
+      return this.refuse(x, ctx.requestId, 'unavailable', 'the request was not answered in time; retry', undefined, {
+        'retry-after': '1',
+      });
+    }
     // A batch is answered with an array (JSON-RPC 2.0), a single request with one object.
     const answer = Array.isArray(body) ? answers : answers[0]!;
     if (!initializing) return this.answer(x, ctx.requestId, answer);
     const version = negotiatedVersion(answers[0]!);
     // A JSON-RPC error (bad initialize params) opens nothing.
     if (version === null) return this.answer(x, ctx.requestId, answer);
-    const opened = await this.d.sessions.open(caller, version);
+    const opened = await this.storeCall(x, ctx.requestId, () => this.d.sessions.open(caller, version));
+    if (opened === undefined) return;
     if (opened === 'limit') {
       return this.refuse(
         x,
@@ -295,12 +306,12 @@ export class McpEndpoint {
   private async endSession(x: UwsExchange, head: McpRequestHead, caller: Caller, requestId: string): Promise<void> {
     const session = await this.session(x, head, caller, requestId);
     if (!session) return;
-    await this.d.sessions.end(session);
+    if ((await this.storeCall(x, requestId, () => this.d.sessions.end(session).then(() => true))) === undefined) return;
     this.streams.endSession(session.principalId, session.id);
     writeJson(x, 200, { 'x-request-id': requestId }, undefined);
   }
 
-  /** The request's live session, or null after answering the Streamable HTTP refusal (400 or 404). */
+  /** The request's live session, or null after answering the refusal (400 or 404; 503 if the store is unreachable). */
   private async session(
     x: UwsExchange,
     head: McpRequestHead,
@@ -317,7 +328,8 @@ export class McpEndpoint {
       );
       return null;
     }
-    const session = await this.d.sessions.find(caller.principalId, head.sessionId);
+    const session = await this.storeCall(x, requestId, () => this.d.sessions.find(caller.principalId, head.sessionId));
+    if (session === undefined) return null;
     if (!session) {
       this.refuse(
         x,
@@ -340,6 +352,37 @@ export class McpEndpoint {
       return null;
     }
     return session;
+  }
+
+  /**
+   * A call to the session store, or undefined after answering 503: NATS unreachable (known at once from the bus's
+   * connection state, instead of after a request timeout) or the call failed.
+   */
+  private async storeCall<T>(x: UwsExchange, requestId: string, call: () => Promise<T>): Promise<T | undefined> {
+    const unavailable = (message: string) => {
+      this.refuse(x, requestId, 'unavailable', message, undefined, { 'retry-after': '1' });
+      return undefined;
+    };
+    if (!this.d.bus.isConnected()) return unavailable('the session store is unreachable; retry shortly');
+    try {
+      return await call();
+    } catch (err) {
+      this.d.log.warn({ err, requestId }, 'MCP session store call failed');
+      return unavailable('the session store did not answer; retry shortly');
+    }
+  }
+
+  /** The value of `p`, or null if it takes longer than twice the request timeout. */
+  private async withinDeadline<T>(p: Promise<T>): Promise<T | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), 2 * this.d.config.requestTimeoutMs);
+    });
+    try {
+      return await Promise.race([p, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** A low-level SDK Server for one HTTP request: the tool list, and tools/call through the pipeline. */
