@@ -4,14 +4,7 @@
 // otherwise be: in JSON-response mode that transport does the same, but through a web Request, a Response and a
 // ReadableStream per call, which cost more than the rest of a tool call (see docs/mcp.md, Performance).
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  isJSONRPCErrorResponse,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
-  type JSONRPCMessage,
-  JSONRPCMessageSchema,
-  type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+import { type JSONRPCMessage, JSONRPCMessageSchema, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /** Messages one POST may batch (2025-03-26 clients batch; later revisions send one). The SDK's transport allows 100. */
 export const jsonRpcBatchMax = 100;
@@ -74,8 +67,9 @@ export class PostExchange implements Transport {
   private readonly requestIds: RequestId[];
   private resolve!: (answers: JSONRPCMessage[]) => void;
 
+  /** `messages` have passed checkPost, so their shape tells requests, notifications and responses apart. */
   constructor(private readonly messages: JSONRPCMessage[]) {
-    this.requestIds = messages.filter(isJSONRPCRequest).map((m) => m.id);
+    this.requestIds = messages.flatMap((m) => ('method' in m && 'id' in m ? [m.id] : []));
     this.answered = new Promise((resolve) => {
       this.resolve = resolve;
     });
@@ -98,8 +92,8 @@ export class PostExchange implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     // Notifications or requests a handler sends while answering have no stream to go to in JSON-response mode and
     // are dropped, as the SDK's transport drops them; Assay's handlers send none.
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
-    this.answers.set(message.id as RequestId, message);
+    if ('method' in message || !('id' in message) || message.id === undefined) return;
+    this.answers.set(message.id, message);
     if (this.requestIds.every((id) => this.answers.has(id))) {
       this.resolve(this.requestIds.map((id) => this.answers.get(id)!));
     }
