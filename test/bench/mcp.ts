@@ -1,7 +1,9 @@
 // `npm run bench:mcp`: tools/call throughput and latency for get_balance and top_up next to their REST twins, in the
 // same run against the same one-process deployment (`assay serve`), with the MCP overhead as ratios. Each agent has
 // its own MCP session (opened before the runs), as a fleet of MCP clients would.
-//   npm run bench:mcp -- [--seconds 15] [--warmup 5] [--connections 64] [--agents 1000]
+// REST and MCP runs alternate for `--rounds` rounds and each line shows the median round, so that load from other
+// processes on a shared machine falls on both faces alike.
+//   npm run bench:mcp -- [--seconds 10] [--warmup 3] [--rounds 3] [--connections 64] [--agents 1000]
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '../../storage/index.ts';
@@ -13,14 +15,16 @@ import { cpuSeconds, ensureWrk, peakRssMiB, registerAgents, type WrkResult, wrk 
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: 'string', default: '15' },
-    warmup: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '64' },
     agents: { type: 'string', default: '1000' },
   },
 });
 const seconds = Number(values.seconds);
 const warmupSeconds = Number(values.warmup);
+const rounds = Number(values.rounds);
 const connections = Number(values.connections);
 const agentCount = Number(values.agents);
 const script = new URL('./mcp-calls.lua', import.meta.url).pathname;
@@ -71,8 +75,12 @@ try {
     return { result, cpuUsPerRequest: (cpu * 1e6) / Math.max(1, result.requests), appended };
   };
 
+  /** The round with the median throughput. */
+  const median = (runs: Measured[]) =>
+    [...runs].sort((a, b) => a.result.perSecond - b.result.perSecond)[Math.floor(runs.length / 2)]!;
+
   console.log(
-    `MCP vs REST: ${agentCount} agents (one MCP session each), ${connections} connections, ${seconds} s measured after ${warmupSeconds} s warm-up per run; one process (assay serve); wrk on the same 2 cores`,
+    `MCP vs REST: ${agentCount} agents (one MCP session each), ${connections} connections, ${seconds} s measured after ${warmupSeconds} s warm-up per run, median of ${rounds} alternating rounds; one process (assay serve); wrk on the same 2 cores`,
   );
   const line = (label: string, m: Measured) =>
     `${label.padEnd(26)} ${Math.round(m.result.perSecond).toString().padStart(7)}/s   p50 ${m.result.p50Ms.toFixed(1).padStart(5)} ms   p99 ${m.result.p99Ms.toFixed(1).padStart(5)} ms   max ${m.result.maxMs.toFixed(0).padStart(4)} ms   serve CPU ${Math.round(m.cpuUsPerRequest).toString().padStart(4)} us/req   refused ${m.result.non2xx}   socket errors ${m.result.socketErrors}`;
@@ -80,10 +88,17 @@ try {
     ['get_balance', 'rest-balance', 'mcp-balance'],
     ['top_up', 'rest-topup', 'mcp-topup'],
   ] as const) {
-    const r = await measure(rest);
-    const m = await measure(mcp);
-    console.log(line(`${name} REST`, r));
-    console.log(line(`${name} MCP tools/call`, m));
+    const restRuns: Measured[] = [];
+    const mcpRuns: Measured[] = [];
+    for (let i = 0; i < rounds; i++) {
+      restRuns.push(await measure(rest));
+      mcpRuns.push(await measure(mcp));
+    }
+    const r = median(restRuns);
+    const m = median(mcpRuns);
+    const spread = (runs: Measured[]) => `rounds ${runs.map((x) => Math.round(x.result.perSecond)).join(', ')}/s`;
+    console.log(`${line(`${name} REST`, r)}   (${spread(restRuns)})`);
+    console.log(`${line(`${name} MCP tools/call`, m)}   (${spread(mcpRuns)})`);
     if (name === 'top_up') {
       console.log(
         `  facts appended: REST ${r.appended} for ${r.result.requests - r.result.non2xx} accepted, MCP ${m.appended} for ${m.result.requests - m.result.non2xx} accepted`,
