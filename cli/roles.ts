@@ -24,7 +24,13 @@ import {
   startSingleton,
   systemClock,
 } from '../actors/index.ts';
-import { assertOperationTable, type Config, names as namesOf, type Names } from '../contracts/index.ts';
+import {
+  assertOperationTable,
+  type Config,
+  mcpSessionBucketMaxAgeMs,
+  names as namesOf,
+  type Names,
+} from '../contracts/index.ts';
 import { Gateway } from '../gateway/index.ts';
 import {
   connectNats,
@@ -102,7 +108,9 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
   const names = namesOf(config.namespace);
   const nc = await openNats(config, `assay-${roles.join('+')}`);
   await ensureStreams(nc, names, config.streamReplicas);
-  const buckets = await openBuckets(nc, names, config.streamReplicas);
+  const buckets = await openBuckets(nc, names, config.streamReplicas, {
+    mcpSessionMaxAgeMs: mcpSessionBucketMaxAgeMs(config.mcpSessionIdleSeconds * 1000),
+  });
   const needsSql = roles.includes('workers');
   const sql = needsSql ? await openDatabase(config) : null;
   const stops: (() => Promise<void>)[] = [];
@@ -223,7 +231,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
 
   let port = 0;
   if (roles.includes('gateway')) {
-    gateway = new Gateway({ config, names, nc, log });
+    gateway = new Gateway({ config, names, nc, log, mcpSessions: buckets.mcpSessions });
     port = await gateway.listen();
     const g = gateway;
     // The gateway stops first so no new work arrives while the others drain.

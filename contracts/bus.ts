@@ -54,6 +54,8 @@ export function names(namespace: string) {
     buckets: {
       leases: `${ns}_leases`,
       snapshots: `${ns}_snapshots`,
+      /** MCP sessions, key `<principalId>.<sessionId>`: any gateway serves any session (docs/mcp.md). */
+      mcpSessions: `${ns}_mcp_sessions`,
     },
     consumers: {
       verifier: 'verifier',

@@ -8,6 +8,8 @@ interface Key<T> {
   description: string;
   default: T;
   parse: (raw: string) => T;
+  /** How the README shows the default, when the value itself says nothing (an empty list). */
+  shownDefault?: string;
 }
 
 const int = (min: number, max: number) => (raw: string) => {
@@ -21,11 +23,38 @@ const bool = (raw: string) => {
   if (raw === 'false' || raw === '0') return false;
   throw new Error('expected true or false');
 };
-const key = <T>(env: string, def: T, parse: (raw: string) => T, description: string): Key<T> => ({
+/** A comma-separated list of web origins (scheme://host[:port]), normalised; refused if an entry is not one. */
+const origins = (raw: string) =>
+  raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      let url: URL;
+      try {
+        url = new URL(entry);
+      } catch {
+        throw new Error(`${entry} is not an origin like https://app.example.com`);
+      }
+      const bare = url.pathname === '/' && !url.search && !url.hash && !url.username;
+      if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !bare) {
+        throw new Error(`${entry} is not an origin like https://app.example.com (scheme, host and port only)`);
+      }
+      return url.origin;
+    })
+    .join(',');
+const key = <T>(
+  env: string,
+  def: T,
+  parse: (raw: string) => T,
+  description: string,
+  shownDefault?: string,
+): Key<T> => ({
   env,
   default: def,
   parse,
   description,
+  ...(shownDefault === undefined ? {} : { shownDefault }),
 });
 
 export const configKeys = {
@@ -143,6 +172,31 @@ export const configKeys = {
     int(1, 5),
     'JetStream replicas of streams and buckets; 3 in production.',
   ),
+  mcpAllowedOrigins: key(
+    'ASSAY_MCP_ALLOWED_ORIGINS',
+    '',
+    origins,
+    'Browser origins allowed to call /mcp besides the origin of ASSAY_BASE_URL, comma-separated; requests without an Origin header (non-browser clients) are always allowed.',
+    '(none)',
+  ),
+  mcpSessionIdleSeconds: key(
+    'ASSAY_MCP_SESSION_IDLE_SECONDS',
+    3600,
+    int(5, 7 * 86_400),
+    'An MCP session that receives no request for this long ends; its next request gets 404 and the client starts a new session.',
+  ),
+  mcpSessionsPerPrincipalMax: key(
+    'ASSAY_MCP_SESSIONS_PER_PRINCIPAL_MAX',
+    100,
+    int(1, 100_000),
+    'Open MCP sessions one principal may hold (all gateways together); initialize beyond it gets 429 rate_limited.',
+  ),
+  mcpSseStreamsMax: key(
+    'ASSAY_MCP_SSE_STREAMS_MAX',
+    1000,
+    int(1, 1_000_000),
+    'GET /mcp event streams one gateway process holds open; beyond it, 503 unavailable.',
+  ),
   shutdownGraceMs: key(
     'ASSAY_SHUTDOWN_GRACE_MS',
     10_000,
@@ -187,8 +241,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 
 /** The README's configuration table, generated from `configKeys` (`npm run docs` rewrites it; a test compares). */
 export function configMarkdownTable(): string {
-  const rows = Object.values(configKeys).map((k) => {
-    const def = k.default === '' ? '(derived)' : `\`${String(k.default)}\``;
+  const rows = (Object.values(configKeys) as Key<unknown>[]).map((k) => {
+    const def = k.shownDefault ?? (k.default === '' ? '(derived)' : `\`${String(k.default)}\``);
     return `| \`${k.env}\` | ${def} | ${k.description} |`;
   });
   return ['| variable | default | meaning |', '| --- | --- | --- |', ...rows].join('\n');

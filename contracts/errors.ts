@@ -151,11 +151,16 @@ export function errorBody(baseUrl: string, code: ErrorCode, message: string): Er
 
 /**
  * Transport-level refusals that keep a table code but answer another status. These are the only exceptions to
- * "one code, one status", and both are about bytes that never reached schema validation.
+ * "one code, one status", and all are about bytes or headers that never reached schema validation.
  */
 export const transportStatus = {
   /** A body over ASSAY_BODY_BYTES_MAX: 413 with code validation_failed. */
   bodyTooLarge: 413,
   /** A body that is not JSON at all: 400 with code validation_failed. */
   malformedJson: 400,
+  /**
+   * An MCP request without the Mcp-Session-Id header, or with an MCP-Protocol-Version other than its session's:
+   * 400 with code validation_failed, as the Streamable HTTP transport prescribes.
+   */
+  mcpSessionHeaders: 400,
 } as const;

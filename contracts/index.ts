@@ -29,9 +29,11 @@ export {
   errorTable,
   transportStatus,
 } from './errors.ts';
+export { mcpSessionBucketMaxAgeMs, mcpSessionTouchEveryMs } from './mcp.ts';
 export {
   assertOperationTable,
   type Dispatch,
+  mcpIdempotencyKeyArgument,
   type Operation,
   operations,
   pathParamNames,

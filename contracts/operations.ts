@@ -9,11 +9,15 @@ import * as S from './schemas.ts';
 export const scopes = ['read:artifact', 'read:trust', 'purchase', 'publish', 'manage:mandate'] as const;
 export type Scope = (typeof scopes)[number];
 
-/** Where the gateway sends a request: an actor (by the caller's principal), a stateless service, or itself. */
+/**
+ * Where the gateway sends a request: an actor (by the caller's principal), a stateless service, a document the
+ * gateway serves itself, or the MCP endpoint (which runs each tools/call through the same pipeline as REST).
+ */
 export type Dispatch =
   | { to: 'actor'; kind: ActorKind }
   | { to: 'service'; service: ServiceName }
-  | { to: 'gateway'; page: 'healthz' | 'openapi' | 'errors' | 'offerSchema' };
+  | { to: 'gateway'; page: 'healthz' | 'openapi' | 'errors' | 'offerSchema' | 'protectedResource' }
+  | { to: 'mcp' };
 
 export interface Operation {
   id: string;
@@ -30,8 +34,10 @@ export interface Operation {
   body: TSchema | null;
   output: TSchema;
   successStatus: 200 | 201;
-  /** Mutating agent operations require an Idempotency-Key. */
+  /** Mutating agent operations require an Idempotency-Key (over MCP: the `idempotency_key` argument). */
   mutating: boolean;
+  /** MCP hint that the effect cannot be undone (a tool annotation); false when omitted. */
+  destructive?: boolean;
   dispatch: Dispatch;
   /** Domain errors the handler can return, beyond the pipeline's own (see pipelineErrors). */
   errors: ErrorCode[];
@@ -48,6 +54,19 @@ export interface Operation {
 }
 
 const none = S.NoParams;
+
+/** Refusals the MCP endpoint answers at the HTTP level, as the typed error object (docs/mcp.md). */
+const mcpEndpointErrors: ErrorCode[] = [
+  'unauthorized',
+  'forbidden',
+  'validation_failed',
+  'not_found',
+  'rate_limited',
+  'unavailable',
+];
+
+/** The tool argument that carries the Idempotency-Key of a mutating operation over MCP. */
+export const mcpIdempotencyKeyArgument = 'idempotency_key';
 const noQuery = Type.Object({}, { additionalProperties: false });
 
 type Row = Omit<Operation, 'params' | 'query' | 'errors' | 'audience'> &
@@ -211,6 +230,7 @@ export const operations: readonly Operation[] = [
     output: S.Subscription,
     successStatus: 201,
     mutating: true,
+    destructive: true,
     dispatch: { to: 'actor', kind: 'principal' },
     errors: ['idempotency_conflict'],
     available: false,
@@ -539,6 +559,65 @@ export const operations: readonly Operation[] = [
     audience: 'public',
     available: true,
   }),
+  // The MCP twin (docs/mcp.md): Streamable HTTP on /mcp, and the same endpoint at the root for clients configured
+  // with the bare base URL. The endpoint authenticates each HTTP request with the bearer token and runs every
+  // tools/call through the pipeline of the tool's /v1 row.
+  ...(['/mcp', '/'] as const).flatMap((path) => {
+    const at = path === '/mcp' ? '' : 'AtRoot';
+    const same = path === '/mcp' ? '' : ' Same as on /mcp.';
+    const endpoint = {
+      path,
+      scope: null,
+      tool: null,
+      successStatus: 200,
+      mutating: false,
+      dispatch: { to: 'mcp' },
+      errors: mcpEndpointErrors,
+      audience: 'public',
+      available: true,
+    } as const;
+    return [
+      row({
+        ...endpoint,
+        id: `mcpMessage${at}`,
+        method: 'POST',
+        summary: `MCP Streamable HTTP: JSON-RPC initialize, tools/list, tools/call (one tool per /v1 operation).${same}`,
+        body: S.JsonRpcMessage,
+        output: S.JsonRpcMessage,
+      }),
+      row({
+        ...endpoint,
+        id: `mcpEventStream${at}`,
+        method: 'GET',
+        summary: `MCP server-to-client event stream (text/event-stream) of an initialized session.${same}`,
+        body: null,
+        output: Type.String({ description: 'Server-sent events.' }),
+      }),
+      row({
+        ...endpoint,
+        id: `mcpEndSession${at}`,
+        method: 'DELETE',
+        summary: `End an MCP session (Mcp-Session-Id); later requests on it get 404.${same}`,
+        body: null,
+        output: Type.Null({ description: 'No body.' }),
+      }),
+    ];
+  }),
+  row({
+    id: 'protectedResourceMetadata',
+    method: 'GET',
+    path: '/.well-known/oauth-protected-resource',
+    scope: null,
+    tool: null,
+    summary: 'OAuth 2.0 protected resource metadata (RFC 9728) of this API and its MCP endpoint.',
+    body: null,
+    output: S.ProtectedResourceMetadata,
+    successStatus: 200,
+    mutating: false,
+    dispatch: { to: 'gateway', page: 'protectedResource' },
+    audience: 'public',
+    available: true,
+  }),
   row({
     id: 'healthz',
     method: 'GET',
@@ -634,5 +713,34 @@ export function assertOperationTable(table: readonly Operation[] = operations): 
     }
     if (op.dispatch.to === 'actor') assert(op.audience === 'agent', `${op.id}: actors are addressed by caller`);
     if (op.audience === 'web') assert(!op.path.startsWith('/v1/'), `${op.id}: web routes live outside /v1`);
+    if (op.tool !== null) assertToolRow(op);
+    if (op.dispatch.to === 'mcp') {
+      assert(op.path === '/mcp' || op.path === '/', `${op.id}: the MCP endpoint is /mcp (and POST /)`);
+      assert(['POST', 'GET', 'DELETE'].includes(op.method), `${op.id}: MCP Streamable HTTP uses POST, GET, DELETE`);
+      assert(op.tool === null && op.scope === null && !op.mutating, `${op.id}: the endpoint authenticates per tool`);
+    }
+  }
+}
+
+/**
+ * A tool's arguments are the row's path parameters, query parameters and body properties in one object (plus
+ * idempotency_key when mutating), so the three must not share a name and the output must be an object schema
+ * (MCP requires outputSchema to be `type: object`).
+ */
+function assertToolRow(op: Operation): void {
+  assert(op.audience === 'agent', `${op.id}: tools are twins of /v1 operations`);
+  assert.equal((op.output as { type?: unknown }).type, 'object', `${op.id}: a tool's output must be an object schema`);
+  const parts: Record<string, unknown>[] = [op.params.properties, op.query.properties];
+  if (op.body !== null) {
+    const body = op.body as { type?: unknown; properties?: Record<string, unknown> };
+    assert.equal(body.type, 'object', `${op.id}: a tool's body must be an object schema`);
+    parts.push(body.properties ?? {});
+  }
+  const seen = new Set<string>([mcpIdempotencyKeyArgument]);
+  for (const part of parts) {
+    for (const name of Object.keys(part)) {
+      assert(!seen.has(name), `${op.id}: tool argument ${name} appears twice (or is reserved)`);
+      seen.add(name);
+    }
   }
 }

@@ -570,6 +570,28 @@ export const EventIdParams = Type.Object(
 export const NoParams = Type.Object({}, { additionalProperties: false });
 
 export const Health = Type.Object({ status: Type.Literal('ok'), nats: Type.Boolean() });
+
+/** One JSON-RPC 2.0 message as MCP Streamable HTTP carries it; the MCP SDK validates the details. */
+export const JsonRpcMessage = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0'),
+    id: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
+    method: Type.Optional(Type.String({ description: 'initialize, tools/list, tools/call, ping, notifications/...' })),
+    params: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    result: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    error: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { additionalProperties: true },
+);
+
+/** OAuth 2.0 Protected Resource Metadata (RFC 9728), the fields this service fills. */
+export const ProtectedResourceMetadata = Type.Object({
+  resource: Type.String({ format: 'uri', description: 'The base URL: tokens are issued for it (aud).' }),
+  authorization_servers: Type.Array(Type.String({ format: 'uri' })),
+  bearer_methods_supported: Type.Array(Type.Literal('header')),
+  scopes_supported: Type.Array(Type.String()),
+  resource_name: Type.String(),
+});
 export const Redelivered = Type.Object({ id: Type.String(), rearmed: Type.Boolean() });
 
 export type TopUpResultT = Static<typeof TopUpResult>;

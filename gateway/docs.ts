@@ -24,8 +24,10 @@ export function errorsPage(): string {
 <p>Every error on an agent route is this JSON object: <code>{ code, message, remediation, retryable, docs_url }</code>.
 Codes are stable: a code is never renamed or reused. When several refusals apply, they are checked in the order of
 this page (authentication, scope, validation, Idempotency-Key, then the operation's own rules).</p>
-<p>Two transport refusals keep the code <code>validation_failed</code> with another status: a body larger than the
-configured limit answers ${transportStatus.bodyTooLarge}, and a body that is not JSON answers ${transportStatus.malformedJson}.
+<p>Three transport refusals keep the code <code>validation_failed</code> with another status: a body larger than the
+configured limit answers ${transportStatus.bodyTooLarge}, a body that is not JSON answers ${transportStatus.malformedJson}, and an MCP request
+without <code>Mcp-Session-Id</code> (or with an <code>MCP-Protocol-Version</code> other than its session's) answers
+${transportStatus.mcpSessionHeaders}.
 A request to a path that exists with another method answers 404 <code>not_found</code> with an <code>Allow</code> header.
 Responses with <code>retryable: true</code> may carry <code>Retry-After</code>.</p>
 ${sections}

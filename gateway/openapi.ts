@@ -10,6 +10,24 @@ import {
 } from '../contracts/index.ts';
 import { idempotencyKeyLengthMax } from './pipeline.ts';
 
+/** The Streamable HTTP headers of an MCP request (docs/mcp.md). */
+const mcpHeaders = [
+  {
+    name: 'Mcp-Session-Id',
+    in: 'header',
+    required: false,
+    description: 'The session id initialize returned; required on every request but initialize.',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'MCP-Protocol-Version',
+    in: 'header',
+    required: false,
+    description: 'The protocol revision negotiated at initialize; when present it must be that one.',
+    schema: { type: 'string' },
+  },
+];
+
 const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
 const errorRef = { $ref: '#/components/schemas/Error' };
 
@@ -54,6 +72,7 @@ function operationObject(op: Operation) {
       schema: { type: 'string', minLength: 1, maxLength: idempotencyKeyLengthMax },
     });
   }
+  if (op.dispatch.to === 'mcp') parameters.push(...mcpHeaders);
   const errorsByStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set([...pipelineErrors(op), ...op.errors])) {
     const status = errorTable[code].status;
@@ -63,13 +82,10 @@ function operationObject(op: Operation) {
     errorsByStatus.set(transportStatus.malformedJson, ['validation_failed']);
     errorsByStatus.set(transportStatus.bodyTooLarge, ['validation_failed']);
   }
-  const isHtml = op.dispatch.to === 'gateway' && op.dispatch.page === 'errors';
-  const responses: Record<string, unknown> = {
-    [op.successStatus]: {
-      description: 'Success.',
-      content: { [isHtml ? 'text/html' : 'application/json']: { schema: plain(op.output) } },
-    },
-  };
+  const responses: Record<string, unknown> = { [op.successStatus]: successResponse(op) };
+  if (op.dispatch.to === 'mcp' && op.method === 'POST') {
+    responses['202'] = { description: 'Accepted: the body held only notifications or responses.' };
+  }
   for (const [status, codes] of [...errorsByStatus].sort((a, b) => a[0] - b[0])) {
     responses[status] = {
       description: `Typed error: ${codes.join(', ')}.`,
@@ -79,7 +95,9 @@ function operationObject(op: Operation) {
   return {
     operationId: op.id,
     summary: op.summary,
-    ...(op.scope ? { security: [{ bearer: [] }], 'x-scope': op.scope } : { security: [] }),
+    ...(op.scope
+      ? { security: [{ bearer: [] }], 'x-scope': op.scope }
+      : { security: op.dispatch.to === 'mcp' ? [{ bearer: [] }] : [] }),
     ...(op.tool ? { 'x-mcp-tool': op.tool } : {}),
     'x-dispatch': op.dispatch,
     parameters,
@@ -88,4 +106,17 @@ function operationObject(op: Operation) {
       : {}),
     responses,
   };
+}
+
+/** The success response: JSON for most rows; the errors page is HTML, the MCP event stream SSE, DELETE /mcp empty. */
+function successResponse(op: Operation) {
+  const d = op.dispatch;
+  if (d.to === 'mcp' && op.method === 'DELETE') return { description: 'The session has ended.' };
+  const type =
+    d.to === 'gateway' && d.page === 'errors'
+      ? 'text/html'
+      : d.to === 'mcp' && op.method === 'GET'
+        ? 'text/event-stream'
+        : 'application/json';
+  return { description: 'Success.', content: { [type]: { schema: plain(op.output) } } };
 }

@@ -48,6 +48,11 @@ export interface CallResult {
 
 export const idempotencyKeyLengthMax = 200;
 
+/** The credential of an `Authorization: Bearer <token>` header; undefined for anything else. */
+export function bearerToken(authorization: string | null): string | undefined {
+  return authorization && /^Bearer [^\s]+$/i.test(authorization) ? authorization.slice(7) : undefined;
+}
+
 type Check = ReturnType<typeof Compile<TSchema>>;
 interface Validators {
   params: Check;
@@ -88,24 +93,9 @@ export class Pipeline {
     // 2. Authentication, 3. scope (public operations have neither).
     let caller: Caller | null = null;
     if (op.scope !== null) {
-      if (input.token === undefined) {
-        return this.refuse('unauthorized', 'send Authorization: Bearer <token>', undefined, this.challenge());
-      }
-      try {
-        caller = await this.d.verifier.verify(input.token);
-      } catch {
-        return this.refuse('unavailable', 'token keys are not available yet; retry shortly', undefined, {
-          'retry-after': '1',
-        });
-      }
-      if (!caller) {
-        return this.refuse(
-          'unauthorized',
-          'the bearer token is invalid or expired',
-          undefined,
-          this.challenge('invalid_token'),
-        );
-      }
+      const auth = await this.authenticate(input.token);
+      if (!auth.ok) return auth.refusal;
+      caller = auth.caller;
       if (!caller.scopes.includes(op.scope)) {
         return this.refuse('forbidden', `this operation needs the scope ${op.scope}`);
       }
@@ -147,7 +137,8 @@ export class Pipeline {
     }
     // 6. Dispatch.
     const d = op.dispatch;
-    if (d.to === 'gateway') throw new Error(`${op.id} is served by the gateway itself, not the pipeline`);
+    if (d.to === 'gateway' || d.to === 'mcp')
+      throw new Error(`${op.id} is served by the gateway itself, not the pipeline`);
     const subject =
       d.to === 'actor'
         ? this.d.names.actorSubject(d.kind, caller!.principalId)
@@ -164,6 +155,41 @@ export class Pipeline {
     });
     // 7. Reply mapping.
     return this.fromReply(reply, input.ifNoneMatch, bodyBytes);
+  }
+
+  /** Step 2 alone, for the MCP endpoint, which authenticates each HTTP request before any JSON-RPC is read. */
+  async authenticate(
+    token: string | undefined,
+  ): Promise<{ ok: true; caller: Caller } | { ok: false; refusal: CallResult }> {
+    if (token === undefined) {
+      return {
+        ok: false,
+        refusal: this.refuse('unauthorized', 'send Authorization: Bearer <token>', undefined, this.challenge()),
+      };
+    }
+    let caller: Caller | null;
+    try {
+      caller = await this.d.verifier.verify(token);
+    } catch {
+      return {
+        ok: false,
+        refusal: this.refuse('unavailable', 'token keys are not available yet; retry shortly', undefined, {
+          'retry-after': '1',
+        }),
+      };
+    }
+    if (!caller) {
+      return {
+        ok: false,
+        refusal: this.refuse(
+          'unauthorized',
+          'the bearer token is invalid or expired',
+          undefined,
+          this.challenge('invalid_token'),
+        ),
+      };
+    }
+    return { ok: true, caller };
   }
 
   fromReply(reply: BusReply, ifNoneMatch?: string, bodyBytes: Uint8Array | null = null): CallResult {
@@ -186,10 +212,11 @@ export class Pipeline {
     return this.refuse(code, message, undefined, retryAfterS ? { 'retry-after': String(retryAfterS) } : {});
   }
 
-  private challenge(error?: string): Record<string, string> {
+  /** The RFC 6750 / RFC 9728 challenge: where the protected-resource metadata is, and what went wrong if known. */
+  challenge(error?: string, scope?: string): Record<string, string> {
     const resourceMetadata = `${this.d.baseUrl}/.well-known/oauth-protected-resource`;
     return {
-      'www-authenticate': `Bearer resource_metadata="${resourceMetadata}"${error ? `, error="${error}"` : ''}`,
+      'www-authenticate': `Bearer resource_metadata="${resourceMetadata}"${error ? `, error="${error}"` : ''}${scope ? `, scope="${scope}"` : ''}`,
     };
   }
 

@@ -12,12 +12,15 @@ import {
   type Operation,
   operations,
   schemas,
+  scopes,
   transportStatus,
 } from '../contracts/index.ts';
 import { GatewayBus } from './bus.ts';
 import { errorsPage } from './docs.ts';
+import { McpEndpoint } from './mcp/endpoint.ts';
+import { McpSessions, type McpSessionsBucket } from './mcp/sessions.ts';
 import { openApiDocument } from './openapi.ts';
-import { type BodyInput, type CallResult, Pipeline } from './pipeline.ts';
+import { type BodyInput, bearerToken, type CallResult, Pipeline } from './pipeline.ts';
 import { compileRouter } from './router.ts';
 import { TokenVerifier } from './tokens.ts';
 
@@ -31,6 +34,8 @@ export interface GatewayOptions {
   names: Names;
   nc: NatsConnection;
   log: Logger;
+  /** The MCP sessions bucket (`<ns>_mcp_sessions`), opened by the composition root. */
+  mcpSessions: McpSessionsBucket;
   nowMs?: () => number;
 }
 
@@ -62,6 +67,8 @@ export class Gateway {
   private readonly openapiJson: string;
   private readonly errorsHtml = errorsPage();
   private readonly offerSchemaJson = JSON.stringify(schemas.OfferDocument);
+  private readonly protectedResourceJson: string;
+  private readonly mcp: McpEndpoint;
   private inflight = 0;
   /** Per-request access lines are debug level; checked once so the hot path pays nothing when they are off. */
   private readonly accessLog: boolean;
@@ -93,6 +100,37 @@ export class Gateway {
     });
     this.pipeline = new Pipeline({ names, baseUrl: config.baseUrl, bus: this.bus, verifier }, operations);
     this.openapiJson = JSON.stringify(openApiDocument(operations, config.baseUrl));
+    // RFC 9728. The authorization server (OAuth 2.1) arrives with the OAuth issue; it will live at the base URL.
+    this.protectedResourceJson = JSON.stringify({
+      resource: config.baseUrl,
+      authorization_servers: [config.baseUrl],
+      bearer_methods_supported: ['header'],
+      scopes_supported: [...scopes],
+      resource_name: 'Assay agent API',
+    });
+    const nowMs = o.nowMs ?? Date.now;
+    this.mcp = new McpEndpoint({
+      config,
+      pipeline: this.pipeline,
+      bus: this.bus,
+      ops: operations,
+      log: o.log,
+      sessions: new McpSessions(o.mcpSessions, {
+        idleMs: config.mcpSessionIdleSeconds * 1000,
+        perPrincipalMax: config.mcpSessionsPerPrincipalMax,
+        nowMs,
+        newId: randomUUID,
+        onError: (err, what) => o.log.warn({ err }, what),
+      }),
+      admission: {
+        enter: () => {
+          if (this.draining || this.inflight >= config.inflightMax) return false;
+          this.inflight++;
+          return true;
+        },
+        leave: () => this.done(),
+      },
+    });
     this.app.any('/*', (res, req) => this.onRequest(res, req));
   }
 
@@ -112,6 +150,7 @@ export class Gateway {
   /** Stop accepting, let in-flight requests finish (up to the grace period), then close every connection. */
   async close(graceMs = this.o.config.shutdownGraceMs): Promise<void> {
     this.draining = true;
+    this.mcp.close();
     if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
     this.listenSocket = null;
     if (this.inflight > 0) {
@@ -143,6 +182,10 @@ export class Gateway {
       return;
     }
     const { op, params } = m;
+    if (op.dispatch.to === 'mcp') {
+      this.mcp.handle(res, req, requestId);
+      return;
+    }
     if (op.dispatch.to === 'gateway') {
       this.servePage(res, requestId, op);
       return;
@@ -157,7 +200,7 @@ export class Gateway {
     });
     // Only public operations (sandbox registration) are limited per address; reading it costs a copy.
     const clientAddress = op.scope === null ? this.clientAddress(res, req) : '';
-    const token = /^Bearer [^\s]+$/i.test(authorization) ? authorization.slice(7) : undefined;
+    const token = bearerToken(authorization);
     const query = parseQuery(rawQuery);
     const hasBody = method === 'POST' || method === 'PUT' || method === 'PATCH';
     if (this.draining || this.inflight >= this.o.config.inflightMax) {
@@ -240,6 +283,8 @@ export class Gateway {
       this.writeRaw(res, requestId, 200, 'application/json', this.openapiJson);
     } else if (page === 'offerSchema') {
       this.writeRaw(res, requestId, 200, 'application/schema+json', this.offerSchemaJson);
+    } else if (page === 'protectedResource') {
+      this.writeRaw(res, requestId, 200, 'application/json', this.protectedResourceJson);
     } else {
       this.writeRaw(res, requestId, 200, 'text/html; charset=utf-8', this.errorsHtml);
     }

@@ -102,11 +102,33 @@ export async function ensureStreams(nc: NatsConnection, n: Names, replicas: numb
   return jsm;
 }
 
-export async function openBuckets(nc: NatsConnection, n: Names, replicas: number) {
+export async function openBuckets(nc: NatsConnection, n: Names, replicas: number, o: { mcpSessionMaxAgeMs: number }) {
   const kvm = new Kvm(nc);
   const leases = await kvm.create(n.buckets.leases, { history: 1, replicas, storage: StorageType.File });
   const snapshots = await kvm.create(n.buckets.snapshots, { history: 1, replicas, storage: StorageType.File });
-  return { leases, snapshots };
+  const anyReplica = await kvm.create(n.buckets.mcpSessions, {
+    history: 1,
+    replicas,
+    storage: StorageType.File,
+    // The server drops sessions idle past this (a bucket-wide max age works on nats-server 2.9; per-key TTL does
+    // not); the gateway's own timestamp check is the exact one.
+    ttl: o.mcpSessionMaxAgeMs,
+    // Direct gets (answered by any replica, without the JetStream API) are the per-request read.
+    allow_direct: true,
+  });
+  await keepMaxAge(nc, `KV_${n.buckets.mcpSessions}`, o.mcpSessionMaxAgeMs);
+  // The same bucket read through the stream leader: a replica may not have a session created a moment ago through
+  // another gateway yet, so a miss is confirmed here before it becomes a 404.
+  const leader = await kvm.open(n.buckets.mcpSessions, { allow_direct: false });
+  return { leases, snapshots, mcpSessions: { anyReplica, leader } };
+}
+
+/** Creating a bucket leaves an existing one as it was; follow a changed idle time of the configuration. */
+async function keepMaxAge(nc: NatsConnection, stream: string, maxAgeMs: number): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info(stream);
+  if (info.config.max_age === nanos(maxAgeMs)) return;
+  await jsm.streams.update(stream, { ...info.config, max_age: nanos(maxAgeMs) });
 }
 
 /** Remove everything of a namespace (streams and buckets). Used by tests to clean up their private namespace. */

@@ -53,6 +53,28 @@ export const requirements = {
   'BUY-ORDERS': "GET /v1/orders lists the caller's orders newest first; another principal's order is invisible.",
   'BUY-CONSERVATION':
     'Under concurrent load, key retries and a killed actor host, money is conserved and nothing doubles.',
+  'MCP-ENDPOINT':
+    'POST /mcp (and POST /) serve initialize, tools/list and tools/call on the gateway itself; GET /mcp streams; DELETE ends.',
+  'MCP-TOOLS':
+    'tools/list is exactly the available table rows with a tool name; input schema = path + query + body (+ idempotency_key).',
+  'MCP-TABLE': 'Bad tool rows fail the boot-time table check; a row that becomes available becomes a tool by itself.',
+  'MCP-RESULTS':
+    'Tool results carry structuredContent and a JSON text block; refusals are isError with the typed error.',
+  'MCP-PARITY':
+    'The same cases through REST and MCP give the same status/code and body, validation and conflicts included.',
+  'MCP-IDEM-SHARED': 'A key used over REST replays over MCP and the other way round; the effect happens once.',
+  'MCP-AUTH': 'No or a bad token: 401 typed error with WWW-Authenticate resource_metadata; no usable scope: 403.',
+  'MCP-RESOURCE-METADATA': '/.well-known/oauth-protected-resource is RFC 9728 metadata naming the base URL.',
+  'MCP-ORIGIN':
+    'A foreign Origin gets 403 with the typed error; the base URL origin, listed origins and no Origin pass.',
+  'MCP-SESSIONS':
+    "Without Mcp-Session-Id 400; an ended, unknown or other principal's session 404; a foreign MCP-Protocol-Version 400.",
+  'MCP-SESSION-EXPIRY': 'A session idle for ASSAY_MCP_SESSION_IDLE_SECONDS ends (404); requests keep it alive.',
+  'MCP-LIMITS': 'Sessions per principal (429), open event streams per gateway (503) and body size (413) are bounded.',
+  'MCP-SCALE-OUT': 'A session opened through one gateway process serves calls through another, and ends everywhere.',
+  'MCP-VERSIONS': 'Clients of the 2025-06-18 revision and of the newest revision the SDK knows are both served.',
+  'MCP-INSPECTOR': 'The MCP Inspector CLI lists the tools and calls one, headless.',
+  'MCP-OUTAGE': 'With NATS down the endpoint answers 503 unavailable (typed); sessions survive and serve again after.',
 } as const;
 
 export type RequirementId = keyof typeof requirements;

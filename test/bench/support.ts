@@ -46,6 +46,13 @@ export async function jetstreamCeiling(natsUrl: string, seconds: number, stock: 
   };
 }
 
+/** CPU time (user + system) a process has used so far, in seconds (Linux /proc, clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 of /proc/<pid>/stat; after the command name they are at 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** Peak resident set (VmHWM) of a process, in MiB. */
 export function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -80,7 +87,10 @@ export interface WrkResult {
   socketErrors: number;
 }
 
-/** Run wrk with a Lua script against the gateway; tokens are handed to the script through a file. */
+/**
+ * Run wrk with a Lua script against the gateway; tokens (one line per agent) are handed to the script through a
+ * file named by TOKENS_FILE and AGENTS_FILE, and `env` adds variables the script reads.
+ */
 export async function wrk(o: {
   url: string;
   script: string;
@@ -90,6 +100,7 @@ export async function wrk(o: {
   threads?: number;
   /** Extra lines files for the script, by environment variable name. */
   files?: Record<string, string[]>;
+  env?: Record<string, string>;
 }): Promise<WrkResult> {
   const tokensFile = join(tmpdir(), `assay-bench-tokens-${process.pid}`);
   writeFileSync(tokensFile, `${o.tokens.join('\n')}\n`);
@@ -104,8 +115,10 @@ export async function wrk(o: {
   const { stdout } = await run('wrk', [...args, '-s', o.script, o.url], {
     env: {
       ...process.env,
+      ...o.env,
       TOKENS_FILE: tokensFile,
       ...extra,
+      AGENTS_FILE: tokensFile,
       RUN_ID: `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
     },
     maxBuffer: 1 << 20,

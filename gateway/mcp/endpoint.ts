@@ -1,0 +1,505 @@
+// The MCP endpoint: Streamable HTTP on the gateway's own uWebSockets.js server. Each HTTP request is checked here
+// (Origin, bearer token, session), then its JSON-RPC messages go to a fresh low-level MCP SDK Server whose
+// tools/call handler runs the REST pipeline. A POST reaches the Server through a thin one-exchange transport
+// (exchange.ts); the GET event stream goes through the SDK's web-standard transport. Sessions live in NATS KV, so
+// any gateway process serves any session. Refusals at the HTTP level leave through `refuse` as the typed error
+// object; refusals of a tool call are isError results carrying the same object (tools.ts, docs/mcp.md).
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  type CallToolRequest,
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode as JsonRpcErrorCode,
+  type JSONRPCMessage,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { Logger } from 'pino';
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { type Caller, type Config, type ErrorCode, type Operation, transportStatus } from '../../contracts/index.ts';
+import type { GatewayBus } from '../bus.ts';
+import { bearerToken, type CallResult, type Pipeline } from '../pipeline.ts';
+import { readBody, UwsExchange, writeJson, writeResponse } from '../web-adapter.ts';
+import { checkPost, type JsonRpcRefusal, PostExchange } from './exchange.ts';
+import type { McpSession, McpSessions } from './sessions.ts';
+import { EventStreams, type OpenStream } from './streams.ts';
+import { type McpTool, splitArguments, toolResult, toolsFromTable } from './tools.ts';
+
+export interface McpEndpointDeps {
+  config: Config;
+  pipeline: Pipeline;
+  /** For its connection state: with NATS unreachable the session store is too, and requests get 503 at once. */
+  bus: GatewayBus;
+  sessions: McpSessions;
+  ops: readonly Operation[];
+  log: Logger;
+  /** The gateway's in-flight limit and drain state: false means refuse with 503 now. */
+  admission: { enter(): boolean; leave(): void };
+}
+
+/** The request headers the endpoint reads, copied before the first await as uWS requires. */
+interface McpRequestHead {
+  method: string;
+  /** Absolute URL, for the web Request of the event stream. */
+  url: string;
+  origin: string;
+  authorization: string;
+  contentLength: string;
+  contentType: string;
+  accept: string;
+  sessionId: string;
+  protocolVersion: string;
+}
+
+/** What a tool call needs from the HTTP request that carried it. */
+interface RequestContext {
+  token: string | undefined;
+  requestId: string;
+}
+
+const serverInfo = { name: 'assay', title: 'Assay agent API', version: '1.0.0' };
+const instructions =
+  'Assay is a verified-artifact marketplace. Each tool is the twin of a REST operation under /v1 and runs the same ' +
+  'pipeline (scope, validation, idempotency, handler). Mutating tools need an idempotency_key: reuse a key only to ' +
+  'retry the same call. A refusal is an isError result whose structuredContent is the typed error object ' +
+  '{ code, message, remediation, retryable, docs_url }; act on its remediation.';
+
+/** How often open event streams are checked against the session store (sessions ended elsewhere, or expired). */
+const streamCheckEveryMs = 5000;
+
+export class McpEndpoint {
+  private readonly tools: McpTool[];
+  private readonly toolDefinitions: McpTool['definition'][];
+  private readonly toolsByName: Map<string, McpTool>;
+  /** Scopes that open at least one tool: a token with none of them can do nothing here. */
+  private readonly toolScopes: string[];
+  private readonly allowedOrigins: Set<string>;
+  private readonly streams: EventStreams;
+  /** One JSON Schema validator for every per-request Server (the SDK builds a new Ajv for each one otherwise). */
+  private readonly validator = new AjvJsonSchemaValidator();
+  private readonly streamCheck: NodeJS.Timeout;
+  private checkingStreams = false;
+
+  constructor(private readonly d: McpEndpointDeps) {
+    this.tools = toolsFromTable(d.ops);
+    this.toolDefinitions = this.tools.map((t) => t.definition);
+    this.toolsByName = new Map(this.tools.map((t) => [t.definition.name, t]));
+    this.toolScopes = [...new Set(this.tools.map((t) => t.op.scope!))];
+    this.allowedOrigins = new Set([
+      new URL(d.config.baseUrl).origin,
+      ...d.config.mcpAllowedOrigins.split(',').filter(Boolean),
+    ]);
+    this.streams = new EventStreams(d.config.mcpSseStreamsMax);
+    this.streamCheck = setInterval(() => void this.checkStreams(), streamCheckEveryMs).unref();
+  }
+
+  /** Entry from the uWS route callback: everything before the first await happens here. */
+  handle(res: HttpResponse, req: HttpRequest, requestId: string): void {
+    const x = new UwsExchange(res);
+    const head = readHead(req, this.d.config.baseUrl);
+    // DNS rebinding: a browser page must not reach this endpoint from a foreign origin. Clients that send no
+    // Origin (non-browser agents) are let through; they still need a bearer token.
+    if (head.origin !== '' && !this.allowedOrigins.has(head.origin)) {
+      this.refuse(x, requestId, 'forbidden', `requests from the web origin ${shown(head.origin)} are not allowed here`);
+      return;
+    }
+    const limit = this.d.config.bodyBytesMax;
+    if (Number(head.contentLength || 0) > limit) {
+      this.refuse(x, requestId, 'validation_failed', tooLarge(limit), transportStatus.bodyTooLarge, {}, true);
+      return;
+    }
+    if (!this.d.admission.enter()) {
+      this.refuse(x, requestId, 'unavailable', 'this gateway is at capacity or shutting down; retry', undefined, {
+        'retry-after': '1',
+      });
+      return;
+    }
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.d.admission.leave();
+    };
+    const body = head.method === 'POST' ? readBody(x, limit) : null;
+    this.serve(x, head, body, requestId, release)
+      .catch((err: unknown) => {
+        this.d.log.error({ err, requestId }, 'MCP request failed');
+        this.refuse(x, requestId, 'unavailable', 'the gateway failed to process the request');
+      })
+      .finally(release);
+  }
+
+  /** End every event stream and stop checking them: the gateway is shutting down. */
+  close(): void {
+    clearInterval(this.streamCheck);
+    this.streams.endAll();
+  }
+
+  private async serve(
+    x: UwsExchange,
+    head: McpRequestHead,
+    body: Promise<Buffer | 'too_large' | 'aborted'> | null,
+    requestId: string,
+    release: () => void,
+  ): Promise<void> {
+    const token = bearerToken(head.authorization);
+    const auth = await this.d.pipeline.authenticate(token);
+    if (!auth.ok) return this.writeResult(x, requestId, auth.refusal);
+    const caller = auth.caller;
+    if (this.toolScopes.length > 0 && !caller.scopes.some((s) => this.toolScopes.includes(s))) {
+      const needed = this.toolScopes.join(' ');
+      return this.refuse(
+        x,
+        requestId,
+        'forbidden',
+        `this token has none of the scopes the tools need (${needed})`,
+        undefined,
+        this.d.pipeline.challenge('insufficient_scope', needed),
+      );
+    }
+    const ctx: RequestContext = { token, requestId };
+    if (head.method === 'POST') return this.post(x, head, await body!, caller, ctx);
+    if (head.method === 'GET') return this.openStream(x, head, caller, ctx, release);
+    return this.endSession(x, head, caller, requestId);
+  }
+
+  private async post(
+    x: UwsExchange,
+    head: McpRequestHead,
+    raw: Buffer | 'too_large' | 'aborted',
+    caller: Caller,
+    ctx: RequestContext,
+  ): Promise<void> {
+    if (raw === 'aborted') return;
+    const limit = this.d.config.bodyBytesMax;
+    if (raw === 'too_large') {
+      return this.refuse(
+        x,
+        ctx.requestId,
+        'validation_failed',
+        tooLarge(limit),
+        transportStatus.bodyTooLarge,
+        {},
+        true,
+      );
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return this.refuse(
+        x,
+        ctx.requestId,
+        'validation_failed',
+        'the request body is not valid JSON',
+        transportStatus.malformedJson,
+      );
+    }
+    const checked = checkPost(head.accept, head.contentType, body);
+    if (!checked.ok) return this.refuseJsonRpc(x, ctx.requestId, checked.refusal);
+    // initialize opens a session (checkPost allows it only alone); everything else needs one.
+    const initializing = checked.messages.some((m) => 'method' in m && m.method === 'initialize');
+    if (!initializing) {
+      const session = await this.session(x, head, caller, ctx.requestId);
+      if (!session) return;
+      void this.d.sessions.touch(session);
+    }
+
+    const exchange = new PostExchange(checked.messages);
+    exchange.onerror = (err) => this.d.log.warn({ err, requestId: ctx.requestId }, 'MCP exchange error');
+    const server = this.newServer(ctx);
+    await server.connect(exchange);
+    exchange.deliver();
+    if (!exchange.hasRequests) {
+      writeJson(x, 202, { 'x-request-id': ctx.requestId }, undefined);
+      return;
+    }
+    // The Server answers every request (a handler that throws becomes a JSON-RPC error) and the pipeline under
+    // tools/call is bounded by the bus timeout; the guard only makes sure the client is answered whatever happens.
+    // A finished exchange holds no timers, so the Server is not closed (closing builds an Error to reject pending
+    // requests, of which there are none).
+    const answers = await this.withinDeadline(exchange.answered);
+    if (answers === null) {
+      return this.refuse(x, ctx.requestId, 'unavailable', 'the request was not answered in time; retry', undefined, {
+        'retry-after': '1',
+      });
+    }
+    // A batch is answered with an array (JSON-RPC 2.0), a single request with one object.
+    const answer = Array.isArray(body) ? answers : answers[0]!;
+    if (!initializing) return this.answer(x, ctx.requestId, answer);
+    const version = negotiatedVersion(answers[0]!);
+    // A JSON-RPC error (bad initialize params) opens nothing.
+    if (version === null) return this.answer(x, ctx.requestId, answer);
+    const opened = await this.storeCall(x, ctx.requestId, () => this.d.sessions.open(caller, version));
+    if (opened === undefined) return;
+    if (opened === 'limit') {
+      return this.refuse(
+        x,
+        ctx.requestId,
+        'rate_limited',
+        `this principal holds ${this.d.config.mcpSessionsPerPrincipalMax} MCP sessions, the most allowed; end one with DELETE /mcp or let one expire`,
+        undefined,
+        { 'retry-after': String(Math.min(60, this.d.config.mcpSessionIdleSeconds)) },
+      );
+    }
+    this.answer(x, ctx.requestId, answer, { 'mcp-session-id': opened.id });
+  }
+
+  /** GET: the server-to-client event stream of a session. Assay sends no server-initiated messages yet. */
+  private async openStream(
+    x: UwsExchange,
+    head: McpRequestHead,
+    caller: Caller,
+    ctx: RequestContext,
+    release: () => void,
+  ): Promise<void> {
+    const session = await this.session(x, head, caller, ctx.requestId);
+    if (!session) return;
+    void this.d.sessions.touch(session);
+    let endStream: (() => void) | null = null;
+    let endRequested = false;
+    const entry: OpenStream = {
+      principalId: session.principalId,
+      sessionId: session.id,
+      end: () => {
+        endRequested = true;
+        endStream?.();
+      },
+    };
+    if (!this.streams.add(entry)) {
+      return this.refuse(
+        x,
+        ctx.requestId,
+        'unavailable',
+        `this gateway holds ${this.d.config.mcpSseStreamsMax} event streams, the most it may; retry (perhaps through another gateway)`,
+        undefined,
+        { 'retry-after': '5' },
+      );
+    }
+    // A stream lasts as long as the client keeps it: it must not hold the in-flight count a graceful stop waits on.
+    release();
+    // The SDK's web-standard transport, stateless (the session was checked above), makes the stream: its headers,
+    // keep-alive comments, and the 406 for a client that does not accept text/event-stream.
+    const server = this.newServer(ctx);
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    try {
+      await server.connect(transport);
+      const headers: Record<string, string> = { accept: head.accept };
+      if (head.protocolVersion) headers['mcp-protocol-version'] = head.protocolVersion;
+      const response = await transport.handleRequest(new Request(head.url, { method: 'GET', headers }));
+      await writeResponse(x, response, {
+        headers: { 'x-request-id': ctx.requestId },
+        onStream: (end) => {
+          endStream = end;
+          if (endRequested) end();
+        },
+      });
+    } finally {
+      this.streams.remove(entry);
+      await server.close().catch(() => {});
+    }
+  }
+
+  /** DELETE: end the session everywhere (KV), and its event stream on this process at once. */
+  private async endSession(x: UwsExchange, head: McpRequestHead, caller: Caller, requestId: string): Promise<void> {
+    const session = await this.session(x, head, caller, requestId);
+    if (!session) return;
+    if ((await this.storeCall(x, requestId, () => this.d.sessions.end(session).then(() => true))) === undefined) return;
+    this.streams.endSession(session.principalId, session.id);
+    writeJson(x, 200, { 'x-request-id': requestId }, undefined);
+  }
+
+  /** The request's live session, or null after answering the refusal (400 or 404; 503 if the store is unreachable). */
+  private async session(
+    x: UwsExchange,
+    head: McpRequestHead,
+    caller: Caller,
+    requestId: string,
+  ): Promise<McpSession | null> {
+    if (!head.sessionId) {
+      this.refuse(
+        x,
+        requestId,
+        'validation_failed',
+        'this request needs the Mcp-Session-Id header that initialize returned',
+        transportStatus.mcpSessionHeaders,
+      );
+      return null;
+    }
+    const session = await this.storeCall(x, requestId, () => this.d.sessions.find(caller.principalId, head.sessionId));
+    if (session === undefined) return null;
+    if (!session) {
+      this.refuse(
+        x,
+        requestId,
+        'not_found',
+        `MCP session ${shown(head.sessionId)} is not open for this principal (ended, expired or unknown); send initialize to start a new one`,
+      );
+      return null;
+    }
+    // Without the header a server assumes the negotiated revision (2025-06-18 basic/transports); with it, it must
+    // be that revision.
+    if (head.protocolVersion && head.protocolVersion !== session.protocolVersion) {
+      this.refuse(
+        x,
+        requestId,
+        'validation_failed',
+        `MCP-Protocol-Version ${shown(head.protocolVersion)} is not the version this session negotiated (${session.protocolVersion})`,
+        transportStatus.mcpSessionHeaders,
+      );
+      return null;
+    }
+    return session;
+  }
+
+  /**
+   * A call to the session store, or undefined after answering 503: NATS unreachable (known at once from the bus's
+   * connection state, instead of after a request timeout) or the call failed.
+   */
+  private async storeCall<T>(x: UwsExchange, requestId: string, call: () => Promise<T>): Promise<T | undefined> {
+    const unavailable = (message: string) => {
+      this.refuse(x, requestId, 'unavailable', message, undefined, { 'retry-after': '1' });
+      return undefined;
+    };
+    if (!this.d.bus.isConnected()) return unavailable('the session store is unreachable; retry shortly');
+    try {
+      return await call();
+    } catch (err) {
+      this.d.log.warn({ err, requestId }, 'MCP session store call failed');
+      return unavailable('the session store did not answer; retry shortly');
+    }
+  }
+
+  /** The value of `p`, or null if it takes longer than twice the request timeout. */
+  private async withinDeadline<T>(p: Promise<T>): Promise<T | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), 2 * this.d.config.requestTimeoutMs);
+    });
+    try {
+      return await Promise.race([p, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A low-level SDK Server for one HTTP request: the tool list, and tools/call through the pipeline. */
+  private newServer(ctx: RequestContext): Server {
+    const server = new Server(serverInfo, {
+      capabilities: { tools: { listChanged: false } },
+      instructions,
+      jsonSchemaValidator: this.validator,
+    });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.toolDefinitions }));
+    server.setRequestHandler(CallToolRequestSchema, (request) => this.callTool(request.params, ctx));
+    return server;
+  }
+
+  /** tools/call: the tool's operation through the same pipeline as its REST twin. */
+  private async callTool(params: CallToolRequest['params'], ctx: RequestContext): Promise<CallToolResult> {
+    const tool = this.toolsByName.get(params.name);
+    // An unknown (or not yet built) tool is a protocol error, as the MCP tools specification lists it.
+    if (!tool) throw new McpError(JsonRpcErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+    const result = await this.d.pipeline
+      .run({
+        op: tool.op,
+        token: ctx.token,
+        ...splitArguments(tool.op, params.arguments ?? {}),
+        requestId: ctx.requestId,
+        clientAddress: '',
+      })
+      .catch((err: unknown) => {
+        this.d.log.error({ err, requestId: ctx.requestId, op: tool.op.id }, 'pipeline failed');
+        return this.d.pipeline.refuse('unavailable', 'the gateway failed to process the request');
+      });
+    if (result.status >= 500) {
+      this.d.log.warn({ requestId: ctx.requestId, op: tool.op.id, code: result.error?.code }, 'tool call refused');
+    }
+    return toolResult(result);
+  }
+
+  /** Event streams of sessions that ended through another gateway, or expired, are closed here. */
+  private async checkStreams(): Promise<void> {
+    if (this.checkingStreams) return;
+    this.checkingStreams = true;
+    try {
+      for (const s of this.streams.all()) {
+        const live = await this.d.sessions.find(s.principalId, s.sessionId).catch(() => 'unknown' as const);
+        if (live === null) s.end();
+      }
+    } finally {
+      this.checkingStreams = false;
+    }
+  }
+
+  private answer(
+    x: UwsExchange,
+    requestId: string,
+    answer: JSONRPCMessage | JSONRPCMessage[],
+    headers: Record<string, string> = {},
+  ): void {
+    writeJson(x, 200, { 'x-request-id': requestId, ...headers }, answer);
+  }
+
+  /** The one exit for HTTP-level refusals of this endpoint: the typed error object. */
+  private refuse(
+    x: UwsExchange,
+    requestId: string,
+    code: ErrorCode,
+    message: string,
+    status?: number,
+    headers: Record<string, string> = {},
+    closeConnection = false,
+  ): void {
+    this.writeResult(x, requestId, this.d.pipeline.refuse(code, message, status, headers), closeConnection);
+  }
+
+  /**
+   * Refusals of the Streamable HTTP negotiation and of malformed JSON-RPC keep the transport's own form (a JSON-RPC
+   * error with id null), as the SDK's transport answers them: they are protocol errors, not Assay refusals.
+   */
+  private refuseJsonRpc(x: UwsExchange, requestId: string, r: JsonRpcRefusal): void {
+    writeJson(
+      x,
+      r.status,
+      { 'x-request-id': requestId },
+      { jsonrpc: '2.0', error: { code: r.code, message: r.message }, id: null },
+    );
+  }
+
+  private writeResult(x: UwsExchange, requestId: string, r: CallResult, closeConnection = false): void {
+    writeJson(x, r.status, { 'x-request-id': requestId, ...r.headers }, r.body, closeConnection);
+  }
+}
+
+function readHead(req: HttpRequest, baseUrl: string): McpRequestHead {
+  const query = req.getQuery();
+  return {
+    method: req.getMethod().toUpperCase(),
+    url: `${baseUrl}${req.getUrl()}${query ? `?${query}` : ''}`,
+    origin: req.getHeader('origin'),
+    authorization: req.getHeader('authorization'),
+    contentLength: req.getHeader('content-length'),
+    contentType: req.getHeader('content-type'),
+    accept: req.getHeader('accept'),
+    sessionId: req.getHeader('mcp-session-id'),
+    protocolVersion: req.getHeader('mcp-protocol-version'),
+  };
+}
+
+/** The protocolVersion of a successful initialize result, or null (a JSON-RPC error). */
+function negotiatedVersion(answer: JSONRPCMessage): string | null {
+  const version = (answer as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
+  return typeof version === 'string' ? version : null;
+}
+
+function tooLarge(limit: number): string {
+  return `the request body is larger than ${limit} bytes`;
+}
+
+/** A client-supplied value quoted in a message, cut short so a huge header cannot bloat the answer. */
+function shown(value: string): string {
+  return value.length > 64 ? `${value.slice(0, 64)}…` : value;
+}

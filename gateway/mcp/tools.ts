@@ -1,0 +1,134 @@
+// MCP tools generated from the operation table: one per available row with a tool name. A tool's arguments are the
+// row's path parameters, query parameters and body properties in one object (the same TypeBox schemas the REST
+// pipeline validates with), plus `idempotency_key` on mutating rows. Results carry the REST body as
+// structuredContent and as JSON text; refusals carry the typed error object the same way, with isError set.
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { mcpIdempotencyKeyArgument, type Operation, schemas } from '../../contracts/index.ts';
+import { type BodyInput, type CallResult, idempotencyKeyLengthMax } from '../pipeline.ts';
+
+export interface McpTool {
+  op: Operation;
+  definition: Tool;
+}
+
+type JsonSchema = Record<string, any>;
+const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema)) as JsonSchema;
+
+/** The tools of the table, in table order: only rows that are built (`available`) and have a tool name. */
+export function toolsFromTable(ops: readonly Operation[]): McpTool[] {
+  return ops
+    .filter((op) => op.tool !== null && op.available)
+    .map((op) => ({
+      op,
+      definition: {
+        name: op.tool!,
+        description: describe(op),
+        inputSchema: inputSchema(op) as Tool['inputSchema'],
+        outputSchema: outputSchema(op) as Tool['outputSchema'],
+        annotations: op.mutating
+          ? {
+              readOnlyHint: false,
+              destructiveHint: op.destructive ?? false,
+              idempotentHint: true,
+              openWorldHint: false,
+            }
+          : { readOnlyHint: true, openWorldHint: false },
+      },
+    }));
+}
+
+function describe(op: Operation): string {
+  const twin = `The twin of ${op.method} ${op.path} (scope ${op.scope}); same rules and errors.`;
+  const key = op.mutating
+    ? ` Send a new ${mcpIdempotencyKeyArgument} for each intended effect; repeating a call with the same key and arguments replays the first result instead of acting twice.`
+    : '';
+  return `${op.summary} ${twin}${key}`;
+}
+
+function parts(op: Operation): JsonSchema[] {
+  return [op.params, op.query, ...(op.body ? [op.body] : [])].map(plain);
+}
+
+export function inputSchema(op: Operation): JsonSchema {
+  const properties: JsonSchema = {};
+  const required: string[] = [];
+  let closed = true;
+  for (const part of parts(op)) {
+    Object.assign(properties, part.properties ?? {});
+    required.push(...((part.required as string[] | undefined) ?? []));
+    if (part.additionalProperties !== false) closed = false;
+  }
+  if (op.mutating) {
+    properties[mcpIdempotencyKeyArgument] = {
+      type: 'string',
+      minLength: 1,
+      maxLength: idempotencyKeyLengthMax,
+      description:
+        'The Idempotency-Key of this call: the same key with the same arguments replays the stored result; with other arguments it is refused with idempotency_conflict.',
+    };
+    required.push(mcpIdempotencyKeyArgument);
+  }
+  return {
+    type: 'object',
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+    ...(closed ? { additionalProperties: false } : {}),
+  };
+}
+
+/**
+ * The operation's output, or (on an isError result) the typed error object. MCP wants structured results to match
+ * the declared schema and the SDK's client checks error results too, so the schema names both.
+ */
+export function outputSchema(op: Operation): JsonSchema {
+  return { type: 'object', anyOf: [plain(op.output), plain(schemas.ErrorObject)] };
+}
+
+export interface SplitArguments {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: BodyInput;
+  idempotencyKey: string | undefined;
+}
+
+/**
+ * Route each argument to the part of the request its name belongs to. Names the operation does not know go to the
+ * body (or the query when there is no body), where validation refuses them exactly as REST refuses them.
+ */
+export function splitArguments(op: Operation, args: Record<string, unknown>): SplitArguments {
+  const params: Record<string, unknown> = {};
+  const query: Record<string, unknown> = {};
+  const body: Record<string, unknown> = {};
+  const paramNames = new Set(Object.keys(op.params.properties));
+  const queryNames = new Set(Object.keys(op.query.properties));
+  let idempotencyKey: string | undefined;
+  for (const [name, value] of Object.entries(args)) {
+    if (op.mutating && name === mcpIdempotencyKeyArgument) {
+      // A key that is not a string is treated as missing: the pipeline refuses it with validation_failed.
+      idempotencyKey = typeof value === 'string' && value !== '' ? value : undefined;
+    } else if (paramNames.has(name)) params[name] = value;
+    else if (queryNames.has(name) || !op.body) query[name] = value;
+    else body[name] = value;
+  }
+  return {
+    // The pipeline checks the params against their schema, so a non-string value is refused there, not trusted.
+    params: params as Record<string, string>,
+    query,
+    body: op.body ? { kind: 'value', value: body } : { kind: 'none' },
+    idempotencyKey,
+  };
+}
+
+/** A pipeline result as a tool result: the body (or the typed error) as structuredContent and as JSON text. */
+export function toolResult(r: CallResult): CallToolResult {
+  const payload = (r.error ?? r.body) as Record<string, unknown>;
+  const meta: Record<string, unknown> = { 'assay/status': r.status };
+  if (r.headers['idempotent-replayed'] === 'true') meta['assay/idempotent_replayed'] = true;
+  if (r.headers['retry-after']) meta['assay/retry_after_s'] = Number(r.headers['retry-after']);
+  return {
+    content: [{ type: 'text', text: JSON.stringify(payload) }],
+    structuredContent: payload,
+    ...(r.error ? { isError: true } : {}),
+    _meta: meta,
+  };
+}
