@@ -39,7 +39,13 @@ export {
 export { getListingRow, type ListingRow, listingProjection, liveListingsFor, sellerListings } from './listings.ts';
 export { deleteOutbox, enqueueOutbox, enqueueOutboxBulk, type OutboxRow, outboxChannel, peekOutbox } from './outbox.ts';
 
-export { addTrustSamples, type TrustAggregate, type TrustSample, trustAggregates } from './trust.ts';
+export {
+  addTrustSamples,
+  addTrustSamplesBulk,
+  type TrustAggregate,
+  type TrustSample,
+  trustAggregates,
+} from './trust.ts';
 export {
   commerceProjection,
   eventsPage,

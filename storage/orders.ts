@@ -3,7 +3,7 @@
 import type { LedgerFact, Names } from '../contracts/index.ts';
 import type { Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';
-import { addTrustSamples } from './trust.ts';
+import { addTrustSamplesBulk, type TrustSample } from './trust.ts';
 
 export interface OrderRow {
   id: string;
@@ -34,27 +34,42 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
     checkpoint: `commerce:${n.streams.ledger.name}`,
     stream: n.streams.ledger.name,
     async apply(tx, batch) {
+      // Fold the batch into rows, then write each table with one statement of fixed shape (arrays unnested):
+      // orders held, orders settled, events, payouts, trust samples.
+      const held: unknown[][] = [];
+      const settled: { id: string; state: string; digest: string; at: string }[] = [];
+      const events: { id: string; principal: string; type: string; seq: number; data: string; at: string }[] = [];
+      const payouts: unknown[][] = [];
+      const samples: TrustSample[] = [];
       for (const { seq, fact: f } of batch) {
+        const event = (type: string, data: object) =>
+          events.push({ id: `evt_${f.id}`, principal: f.principalId, type, seq, data: JSON.stringify(data), at: f.at });
         switch (f.type) {
           case 'credited':
             if (f.source === 'sandbox_topup') {
-              await event(tx, f.id, f.principalId, 'topup.credited', seq, f.at, {
-                topup_id: f.topupId,
-                amount_cents: f.amountCents,
-                sandbox: f.sandbox,
-              });
+              event('topup.credited', { topup_id: f.topupId, amount_cents: f.amountCents, sandbox: f.sandbox });
             }
             break;
           case 'escrow_held':
-            await tx`
-              INSERT INTO orders (id, buyer_principal_id, buyer_agent_id, listing_id, artifact_id, edition_id,
-                seller_principal_id, subscription_id, state, escrow_cents, floor, formats, idempotency_key,
-                price_snapshot_id, sandbox, held_seq, created_at, updated_at)
-              VALUES (${f.orderId}, ${f.principalId}, ${f.agentId}, ${f.listingId}, ${f.artifactId}, ${f.editionId},
-                ${f.sellerPrincipalId}, ${f.subscriptionId}, 'held', ${f.priceCents}, ${f.floor}, ${f.formats},
-                ${f.idempotency?.key ?? ''}, ${f.priceSnapshotId}, ${f.sandbox}, ${seq}, ${f.at}, ${f.at})
-              ON CONFLICT (id) DO NOTHING`;
-            await event(tx, f.id, f.principalId, 'order.state_changed', seq, f.at, {
+            held.push([
+              f.orderId,
+              f.principalId,
+              f.agentId,
+              f.listingId,
+              f.artifactId,
+              f.editionId,
+              f.sellerPrincipalId,
+              f.subscriptionId,
+              f.priceCents,
+              f.floor,
+              f.formats.join(','),
+              f.idempotency?.key ?? '',
+              f.priceSnapshotId,
+              f.sandbox,
+              seq,
+              f.at,
+            ]);
+            event('order.state_changed', {
               order_id: f.orderId,
               state: 'held',
               listing_id: f.listingId,
@@ -64,43 +79,89 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
           case 'escrow_released':
           case 'escrow_refunded': {
             const state = f.type === 'escrow_released' ? 'released' : 'auto_refunded';
-            await tx`UPDATE orders SET state = ${state}, report_digest = ${f.reportDigest}, updated_at = ${f.at},
-                                       settled_at = ${f.at}
-                     WHERE id = ${f.orderId}`;
+            settled.push({ id: f.orderId, state, digest: f.reportDigest, at: f.at });
             if (f.type === 'escrow_released') {
-              await tx`
-                INSERT INTO payouts (id, order_id, seller_principal_id, listing_id, amount_cents, state, sandbox,
-                                     stream_seq, created_at)
-                VALUES (${f.id}, ${f.orderId}, ${f.sellerPrincipalId}, ${f.listingId}, ${f.priceCents}, 'accrued',
-                        ${f.sandbox}, ${seq}, ${f.at})
-                ON CONFLICT (order_id) DO NOTHING`;
+              payouts.push([f.id, f.orderId, f.sellerPrincipalId, f.listingId, f.priceCents, f.sandbox, seq, f.at]);
             }
-            await event(tx, f.id, f.principalId, 'order.state_changed', seq, f.at, {
+            event('order.state_changed', {
               order_id: f.orderId,
               state,
               listing_id: f.listingId,
               escrow_cents: f.priceCents,
             });
             // A settlement is a trust sample for the artifact, its seller and the buying agent.
-            const pass = f.type === 'escrow_released';
             const w = weight(Date.parse(f.at));
-            await addTrustSamples(
-              tx,
-              [`artifact:${f.artifactId}`, `principal:${f.sellerPrincipalId}`, `agent:${f.agentId}`].map((subject) => ({
+            for (const subject of [
+              `artifact:${f.artifactId}`,
+              `principal:${f.sellerPrincipalId}`,
+              `agent:${f.agentId}`,
+            ]) {
+              samples.push({
                 subject,
                 sourceKind: 'settlement',
                 sourceId: f.orderId,
-                pass,
+                pass: state === 'released',
                 at: f.at,
                 weightAtEpoch: w,
-              })),
-            );
+              });
+            }
             break;
           }
           default:
             break;
         }
       }
+      const arr = (rows: unknown[][], i: number, oid: number) => tx.array(rows.map((r) => r[i]) as never[], oid);
+      if (held.length > 0) {
+        await tx`
+          INSERT INTO orders (id, buyer_principal_id, buyer_agent_id, listing_id, artifact_id, edition_id,
+            seller_principal_id, subscription_id, state, escrow_cents, floor, formats, idempotency_key,
+            price_snapshot_id, sandbox, held_seq, created_at, updated_at)
+          SELECT r.id, r.buyer, r.agent, r.listing, r.artifact, r.edition, r.seller, r.subscription, 'held', r.escrow,
+                 r.floor, string_to_array(r.formats, ','), r.key, r.snapshot, r.sandbox, r.seq, r.at, r.at
+          FROM unnest(${arr(held, 0, 2950)}::uuid[], ${arr(held, 1, 2950)}::uuid[], ${arr(held, 2, 2950)}::uuid[],
+                      ${arr(held, 3, 2950)}::uuid[], ${arr(held, 4, 2950)}::uuid[], ${arr(held, 5, 2950)}::uuid[],
+                      ${arr(held, 6, 2950)}::uuid[], ${arr(held, 7, 2950)}::uuid[], ${arr(held, 8, 20)}::bigint[],
+                      ${arr(held, 9, 701)}::float8[], ${arr(held, 10, 25)}::text[], ${arr(held, 11, 25)}::text[],
+                      ${arr(held, 12, 25)}::text[], ${arr(held, 13, 16)}::boolean[], ${arr(held, 14, 20)}::bigint[],
+                      ${arr(held, 15, 1184)}::timestamptz[])
+               AS r(id, buyer, agent, listing, artifact, edition, seller, subscription, escrow, floor, formats, key,
+                    snapshot, sandbox, seq, at)
+          ON CONFLICT (id) DO NOTHING`;
+      }
+      if (settled.length > 0) {
+        await tx`
+          UPDATE orders o SET state = u.state, report_digest = u.digest, updated_at = u.at, settled_at = u.at
+          FROM unnest(${tx.array(settled.map((r) => r.id) as never[], 2950)}::uuid[],
+                      ${tx.array(settled.map((r) => r.state) as never[], 25)}::text[],
+                      ${tx.array(settled.map((r) => r.digest) as never[], 25)}::text[],
+                      ${tx.array(settled.map((r) => r.at) as never[], 1184)}::timestamptz[]) AS u(id, state, digest, at)
+          WHERE o.id = u.id`;
+      }
+      if (events.length > 0) {
+        await tx`
+          INSERT INTO events (id, principal_id, type, stream_seq, data, created_at)
+          SELECT e.id, e.principal, e.type, e.seq, e.data::jsonb, e.at
+          FROM unnest(${tx.array(events.map((e) => e.id) as never[], 25)}::text[],
+                      ${tx.array(events.map((e) => e.principal) as never[], 2950)}::uuid[],
+                      ${tx.array(events.map((e) => e.type) as never[], 25)}::text[],
+                      ${tx.array(events.map((e) => e.seq) as never[], 20)}::bigint[],
+                      ${tx.array(events.map((e) => e.data) as never[], 25)}::text[],
+                      ${tx.array(events.map((e) => e.at) as never[], 1184)}::timestamptz[]) AS e(id, principal, type, seq, data, at)
+          ON CONFLICT (id) DO NOTHING`;
+      }
+      if (payouts.length > 0) {
+        await tx`
+          INSERT INTO payouts (id, order_id, seller_principal_id, listing_id, amount_cents, state, sandbox, stream_seq,
+                               created_at)
+          SELECT p.id, p.order_id, p.seller, p.listing, p.amount, 'accrued', p.sandbox, p.seq, p.at
+          FROM unnest(${arr(payouts, 0, 2950)}::uuid[], ${arr(payouts, 1, 2950)}::uuid[], ${arr(payouts, 2, 2950)}::uuid[],
+                      ${arr(payouts, 3, 2950)}::uuid[], ${arr(payouts, 4, 20)}::bigint[], ${arr(payouts, 5, 16)}::boolean[],
+                      ${arr(payouts, 6, 20)}::bigint[], ${arr(payouts, 7, 1184)}::timestamptz[])
+               AS p(id, order_id, seller, listing, amount, sandbox, seq, at)
+          ON CONFLICT (order_id) DO NOTHING`;
+      }
+      if (samples.length > 0) await addTrustSamplesBulk(tx, samples);
     },
     async truncate(tx) {
       await tx`TRUNCATE orders, payouts, events`;

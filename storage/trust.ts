@@ -43,3 +43,52 @@ export async function trustAggregates(sql: Sql, subjects: string[]): Promise<Map
   const rows = await sql<TrustAggregate[]>`SELECT * FROM trust_aggregates WHERE subject = ANY(${subjects})`;
   return new Map(rows.map((r) => [r.subject, r]));
 }
+
+/**
+ * The same as addTrustSamples for a large batch, in two statements: insert the samples (skipping ones recorded
+ * before), then add the ones actually inserted to their subjects' sums, grouped per subject.
+ */
+export async function addTrustSamplesBulk(tx: Sql, samples: TrustSample[]): Promise<void> {
+  const inserted = await tx<{ subject: string; source_kind: string; source_id: string }[]>`
+    INSERT INTO trust_samples (subject, source_kind, source_id, pass, at)
+    SELECT * FROM unnest(${tx.array(samples.map((s) => s.subject) as never[], 25)}::text[],
+                         ${tx.array(samples.map((s) => s.sourceKind) as never[], 25)}::text[],
+                         ${tx.array(samples.map((s) => s.sourceId) as never[], 25)}::text[],
+                         ${tx.array(samples.map((s) => s.pass) as never[], 16)}::boolean[],
+                         ${tx.array(samples.map((s) => s.at) as never[], 1184)}::timestamptz[])
+    ON CONFLICT DO NOTHING
+    RETURNING subject, source_kind, source_id`;
+  const key = (s: {
+    subject: string;
+    source_kind?: string;
+    sourceKind?: string;
+    source_id?: string;
+    sourceId?: string;
+  }) => `${s.subject}\u0000${s.source_kind ?? s.sourceKind}\u0000${s.source_id ?? s.sourceId}`;
+  const fresh = new Set(inserted.map(key));
+  const sums = new Map<string, { samples: number; passes: number; pass: number; fail: number }>();
+  for (const s of samples) {
+    if (!fresh.delete(key(s))) continue;
+    const a = sums.get(s.subject) ?? { samples: 0, passes: 0, pass: 0, fail: 0 };
+    a.samples++;
+    if (s.pass) {
+      a.passes++;
+      a.pass += s.weightAtEpoch;
+    } else a.fail += s.weightAtEpoch;
+    sums.set(s.subject, a);
+  }
+  if (sums.size === 0) return;
+  const rows = [...sums].sort(([a], [b]) => (a < b ? -1 : 1));
+  await tx`
+    INSERT INTO trust_aggregates (subject, samples, passes, pass_weight, fail_weight)
+    SELECT * FROM unnest(${tx.array(rows.map(([s]) => s) as never[], 25)}::text[],
+                         ${tx.array(rows.map(([, a]) => a.samples) as never[], 23)}::int[],
+                         ${tx.array(rows.map(([, a]) => a.passes) as never[], 23)}::int[],
+                         ${tx.array(rows.map(([, a]) => a.pass) as never[], 701)}::float8[],
+                         ${tx.array(rows.map(([, a]) => a.fail) as never[], 701)}::float8[])
+    ON CONFLICT (subject) DO UPDATE SET
+      samples = trust_aggregates.samples + EXCLUDED.samples,
+      passes = trust_aggregates.passes + EXCLUDED.passes,
+      pass_weight = trust_aggregates.pass_weight + EXCLUDED.pass_weight,
+      fail_weight = trust_aggregates.fail_weight + EXCLUDED.fail_weight`;
+}

@@ -59,7 +59,9 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
       await new Promise((res) => setTimeout(res, 1000));
     }
     const listings = (
-      await sql<{ id: string }[]>`SELECT id FROM listings WHERE state = 'live' ORDER BY id LIMIT 10000`
+      await sql<
+        { id: string }[]
+      >`SELECT id FROM listings WHERE state = 'live' AND 'md' = ANY(formats) ORDER BY id LIMIT 10000`
     ).map((r) => r.id);
     const baseUrl = env.ASSAY_BASE_URL!;
     const tokens = await registerAgents(baseUrl, Number(values.agents));
