@@ -4,7 +4,8 @@
 import { parseArgs } from 'node:util';
 import { randomIds, rotateKey, signAgentToken, systemClock, ensureActiveKey } from '../actors/index.ts';
 import { loadConfig, names as namesOf } from '../contracts/index.ts';
-import { ledgerProjection, rebuildProjection } from '../storage/index.ts';
+import { weightAtEpoch } from '../actors/index.ts';
+import { listingProjection, principalFactsProjection, rebuildProjection } from '../storage/index.ts';
 import { errataCommand } from './errata.ts';
 import { allRoles, makeLogger, openDatabase, openNats, type Role, StartupError, startRoles } from './roles.ts';
 import { verifyReportCommand } from './verify.ts';
@@ -58,8 +59,11 @@ async function main(argv: string[]): Promise<number> {
     case 'rebuild-projections': {
       const nc = await openNats(config, 'assay-rebuild');
       const sql = await openDatabase(config);
-      const lastSeq = await rebuildProjection(nc, sql, ledgerProjection(namesOf(config.namespace)));
-      console.log(`ledger projection rebuilt up to stream sequence ${lastSeq}`);
+      const names = namesOf(config.namespace);
+      const facts = await rebuildProjection(nc, sql, principalFactsProjection(names, weightAtEpoch));
+      console.log(`ledger entries, orders, payouts and events rebuilt up to LEDGER sequence ${facts}`);
+      const listings = await rebuildProjection(nc, sql, listingProjection(names));
+      console.log(`listings rebuilt up to LISTINGS sequence ${listings}`);
       await nc.drain();
       await sql.end();
       return 0;

@@ -10,7 +10,7 @@ import {
   listingBehaviour,
   loadSandboxCorpus,
   runOutboxRelay,
-  runSettlement,
+  settlementProjection,
   runSettlementSweeper,
   weightAtEpoch,
   runVerifier,
@@ -39,8 +39,7 @@ import {
   migrate,
   openBuckets,
   openPool,
-  commerceProjection,
-  ledgerProjection,
+  principalFactsProjection,
   listingProjection,
   runProjection,
   type Sql,
@@ -142,17 +141,16 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
         run,
       });
     const jobs = [
-      await singleton('ledger_projector', (signal) => runProjection(nc, sql, ledgerProjection(names), log, signal)),
       await singleton('listing_projector', (signal) => runProjection(nc, sql, listingProjection(names), log, signal)),
       await singleton('outbox_relay', (signal) => runOutboxRelay(nc, sql, log, signal)),
-      await singleton('commerce_projector', (signal) =>
-        runProjection(nc, sql, commerceProjection(names, weightAtEpoch), log, signal),
+      await singleton('principal_facts_projector', (signal) =>
+        runProjection(nc, sql, principalFactsProjection(names, weightAtEpoch), log, signal),
+      ),
+      await singleton('settlement', (signal) =>
+        runProjection(nc, sql, settlementProjection(settlementDeps), log, signal),
       ),
       await singleton('settlement_sweeper', (signal) => runSettlementSweeper(settlementDeps, signal)),
     ];
-    // Every worker settles: the settlement consumer is shared, JetStream spreads held orders across workers.
-    const settling = new AbortController();
-    const settlement = runSettlement(settlementDeps, settling.signal);
     // Every worker verifies: the VERIFY work queue hands each edition to one of them.
     const verifying = new AbortController();
     const verifier = runVerifier(nc, sql, names, systemClock, log, verifying.signal, config.verifierConcurrency);
@@ -170,9 +168,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       await corpus;
 
       verifying.abort();
-      settling.abort();
       await verifier;
-      await settlement;
 
       for (const job of jobs) await job.stop();
     });

@@ -48,6 +48,7 @@ export {
 } from './trust.ts';
 export {
   commerceProjection,
+  principalFactsProjection,
   eventsPage,
   getBundle,
   getOrder,

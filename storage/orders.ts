@@ -3,7 +3,8 @@
 import type { LedgerFact, Names } from '../contracts/index.ts';
 import type { Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';
-import { addTrustSamplesBulk, type TrustSample } from './trust.ts';
+import { ledgerProjection } from './ledger-projection.ts';
+import { addTrustSamplesBulk, dropTrustSamples, type TrustSample } from './trust.ts';
 
 export interface OrderRow {
   id: string;
@@ -165,8 +166,7 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
     },
     async truncate(tx) {
       await tx`TRUNCATE orders, payouts, events`;
-      await tx`DELETE FROM trust_aggregates WHERE subject IN (SELECT DISTINCT subject FROM trust_samples WHERE source_kind = 'settlement')`;
-      await tx`DELETE FROM trust_samples WHERE source_kind = 'settlement'`;
+      await dropTrustSamples(tx, 'settlement');
     },
   };
 }
@@ -258,4 +258,25 @@ export async function reportForEdition(sql: Sql, editionId: string) {
   const rows = await sql<{ digest: string; mean_entailment: number; body: string }[]>`
     SELECT digest, mean_entailment, body FROM reports WHERE edition_id = ${editionId}`;
   return rows[0] ?? null;
+}
+
+/**
+ * Everything projected from the LEDGER stream, in one pass and one transaction per batch: ledger entries, then
+ * orders, payouts, events and settlement trust samples. One reader of the stream instead of two.
+ */
+export function principalFactsProjection(n: Names, weight: (atMs: number) => number): Projection<LedgerFact> {
+  const ledger = ledgerProjection(n);
+  const commerce = commerceProjection(n, weight);
+  return {
+    checkpoint: `principal_facts:${n.streams.ledger.name}`,
+    stream: n.streams.ledger.name,
+    async apply(tx, batch) {
+      await ledger.apply(tx, batch);
+      await commerce.apply(tx, batch);
+    },
+    async truncate(tx) {
+      await ledger.truncate(tx);
+      await commerce.truncate(tx);
+    },
+  };
 }

@@ -15,8 +15,8 @@ export interface TrustSample {
 export async function addTrustSamples(tx: Sql, samples: TrustSample[]): Promise<void> {
   for (const s of samples) {
     const inserted = await tx`
-      INSERT INTO trust_samples (subject, source_kind, source_id, pass, at)
-      VALUES (${s.subject}, ${s.sourceKind}, ${s.sourceId}, ${s.pass}, ${s.at})
+      INSERT INTO trust_samples (subject, source_kind, source_id, pass, at, weight_at_epoch)
+      VALUES (${s.subject}, ${s.sourceKind}, ${s.sourceId}, ${s.pass}, ${s.at}, ${s.weightAtEpoch})
       ON CONFLICT DO NOTHING`;
     if (inserted.count === 0) continue;
     await tx`
@@ -50,12 +50,13 @@ export async function trustAggregates(sql: Sql, subjects: string[]): Promise<Map
  */
 export async function addTrustSamplesBulk(tx: Sql, samples: TrustSample[]): Promise<void> {
   const inserted = await tx<{ subject: string; source_kind: string; source_id: string }[]>`
-    INSERT INTO trust_samples (subject, source_kind, source_id, pass, at)
+    INSERT INTO trust_samples (subject, source_kind, source_id, pass, at, weight_at_epoch)
     SELECT * FROM unnest(${tx.array(samples.map((s) => s.subject) as never[], 25)}::text[],
                          ${tx.array(samples.map((s) => s.sourceKind) as never[], 25)}::text[],
                          ${tx.array(samples.map((s) => s.sourceId) as never[], 25)}::text[],
                          ${tx.array(samples.map((s) => s.pass) as never[], 16)}::boolean[],
-                         ${tx.array(samples.map((s) => s.at) as never[], 1184)}::timestamptz[])
+                         ${tx.array(samples.map((s) => s.at) as never[], 1184)}::timestamptz[],
+                         ${tx.array(samples.map((s) => s.weightAtEpoch) as never[], 701)}::float8[])
     ON CONFLICT DO NOTHING
     RETURNING subject, source_kind, source_id`;
   const key = (s: {
@@ -91,4 +92,15 @@ export async function addTrustSamplesBulk(tx: Sql, samples: TrustSample[]): Prom
       passes = trust_aggregates.passes + EXCLUDED.passes,
       pass_weight = trust_aggregates.pass_weight + EXCLUDED.pass_weight,
       fail_weight = trust_aggregates.fail_weight + EXCLUDED.fail_weight`;
+}
+
+/** Drop every sample of one kind and recompute all aggregates from the samples that remain. */
+export async function dropTrustSamples(tx: Sql, sourceKind: string): Promise<void> {
+  await tx`DELETE FROM trust_samples WHERE source_kind = ${sourceKind}`;
+  await tx`TRUNCATE trust_aggregates`;
+  await tx`
+    INSERT INTO trust_aggregates (subject, samples, passes, pass_weight, fail_weight)
+    SELECT subject, count(*)::int, (count(*) FILTER (WHERE pass))::int,
+           coalesce(sum(weight_at_epoch) FILTER (WHERE pass), 0), coalesce(sum(weight_at_epoch) FILTER (WHERE NOT pass), 0)
+    FROM trust_samples GROUP BY subject`;
 }

@@ -18,14 +18,13 @@ import {
 } from '../../contracts/index.ts';
 import {
   activeKey,
-  commerceProjection,
   eventsPage,
   getBundle,
   getOrder,
   getReport,
-  ledgerProjection,
   type OrderRow,
   ordersPage,
+  principalFactsProjection,
   payoutsPage,
   type Projection,
   projectionCheckpoint,
@@ -72,8 +71,8 @@ export function orderResource(o: OrderRow) {
 export async function ledgerService(d: LedgerServiceDeps) {
   const { sql, names } = d;
   const jsm = await jetstreamManager(d.nc);
-  const ledger = ledgerProjection(names);
-  const commerce = commerceProjection(names, weightAtEpoch);
+  // Ledger entries, orders, payouts and events are one projection: one checkpoint to wait for.
+  const projection = principalFactsProjection(names, weightAtEpoch) as Projection<unknown>;
 
   const caughtUp = async (principalId: string, projection: Projection<unknown>) => {
     const last = await jsm.direct.getMessage(names.streams.ledger.name, {
@@ -153,7 +152,7 @@ export async function ledgerService(d: LedgerServiceDeps) {
       const q = req.query as { cursor?: string; limit?: number };
       const beforeSeq = cursorOf('ledger', q);
       if (beforeSeq === 'bad') return badCursor('ledger');
-      if (beforeSeq === null) await caughtUp(caller.principalId, ledger as Projection<unknown>);
+      if (beforeSeq === null) await caughtUp(caller.principalId, projection);
       const page = await readLedgerPage(sql, {
         principalId: caller.principalId,
         beforeSeq,
@@ -170,7 +169,7 @@ export async function ledgerService(d: LedgerServiceDeps) {
       const q = req.query as { cursor?: string; limit?: number };
       const beforeSeq = cursorOf('orders', q);
       if (beforeSeq === 'bad') return badCursor('orders');
-      if (beforeSeq === null) await caughtUp(caller.principalId, commerce as Projection<unknown>);
+      if (beforeSeq === null) await caughtUp(caller.principalId, projection);
       const limit = q.limit ?? pageLimits.default;
       const rows = await ordersPage(sql, caller.principalId, beforeSeq, limit + 1);
       const page = rows.slice(0, limit);
@@ -182,7 +181,7 @@ export async function ledgerService(d: LedgerServiceDeps) {
     },
 
     async getComplianceBundle(req, caller) {
-      await caughtUp(caller.principalId, commerce as Projection<unknown>);
+      await caughtUp(caller.principalId, projection);
       const order = await getOrder(sql, req.params.order_id!);
       if (!order || order.buyer_principal_id !== caller.principalId)
         return errorReply('not_found', 'no order with this id');
@@ -220,7 +219,7 @@ export async function ledgerService(d: LedgerServiceDeps) {
       const q = req.query as { type?: string; cursor?: string; limit?: number };
       const afterSeq = cursorOf('events', q);
       if (afterSeq === 'bad') return badCursor('events');
-      if (afterSeq === null) await caughtUp(caller.principalId, commerce as Projection<unknown>);
+      if (afterSeq === null) await caughtUp(caller.principalId, projection);
       const limit = q.limit ?? pageLimits.default;
       const rows = await eventsPage(sql, caller.principalId, q.type ?? null, afterSeq ?? 0, limit);
       const last = rows.at(-1);

@@ -1,16 +1,14 @@
 // Settlement: every `escrow_held` fact is settled with its edition's report, by a command to the buyer's
 // principal actor, which decides released or auto-refunded against the order's floor and appends the outcome once
 // (settling an order that is no longer held does nothing). Two paths lead there:
-// - the settlement consumer reads the LEDGER stream and settles each held order whose report exists already;
-// - the sweeper (one per deployment) settles held orders whose report landed after they were bought.
+// - the settlement consumer follows the LEDGER stream and settles each held order whose report exists already;
+// - the sweeper settles held orders whose report landed after they were bought.
 // Both are idempotent by order id, so a crash anywhere repeats at most a command that then does nothing.
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import type { BusReply, LedgerFact, Names } from '../../contracts/index.ts';
-import { reportForEdition, settleableOrders, type Sql } from '../../storage/index.ts';
+import { type Projection, reportForEdition, settleableOrders, type Sql } from '../../storage/index.ts';
 import { principalOps, type SettleCommand } from '../principal/principal.ts';
-import { consumeConcurrently } from '../runtime/consume.ts';
 import { busRequest } from '../runtime/service.ts';
 
 const reportCacheMax = 200_000;
@@ -32,18 +30,13 @@ function settleCommand(d: SettlementDeps, principalId: string, c: SettleCommand)
   );
 }
 
-/** The settlement consumer: a durable consumer on LEDGER shared by every worker process. */
-export async function runSettlement(d: SettlementDeps, signal: AbortSignal, concurrency = 512): Promise<void> {
-  const jsm = await jetstreamManager(d.nc);
-  const stream = d.names.streams.ledger.name;
-  await jsm.consumers.add(stream, {
-    durable_name: 'settlement',
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    max_ack_pending: 20_000,
-    ack_wait: 30_000_000_000,
-  });
-  const consumer = await jetstream(d.nc).consumers.get(stream, 'settlement');
+/**
+ * The settlement consumer: reads the LEDGER stream from a checkpoint kept in PostgreSQL (an ordered consumer, no
+ * per-message acknowledgement: most facts are not purchases), and for each batch sends the settle commands of its
+ * held orders whose report exists, then advances the checkpoint. A crash before the checkpoint moves re-sends
+ * commands that then do nothing. One per deployment (a singleton lease); the actors do the work it asks for.
+ */
+export function settlementProjection(d: SettlementDeps): Projection<LedgerFact> {
   // A report never changes once an edition has one, so known reports are cached for good (bounded).
   const reports = new Map<string, { digest: string; mean: number }>();
   const reportOf = async (editionId: string) => {
@@ -56,29 +49,29 @@ export async function runSettlement(d: SettlementDeps, signal: AbortSignal, conc
     reports.set(editionId, value);
     return value;
   };
-  await consumeConcurrently(
-    consumer,
-    concurrency,
-    async (m) => {
-      const fact = m.json<LedgerFact>();
-      if (fact.type === 'escrow_held') {
-        const report = await reportOf(fact.editionId);
-        // No report yet: the sweeper settles the order when it lands.
-        if (report) {
-          const r = await settleCommand(d, fact.principalId, {
+  return {
+    checkpoint: `settlement:${d.names.streams.ledger.name}`,
+    stream: d.names.streams.ledger.name,
+    async apply(_tx, batch) {
+      const commands = batch.flatMap(({ fact }) => (fact.type === 'escrow_held' ? [fact] : []));
+      const replies = await Promise.all(
+        commands.map(async (fact) => {
+          const report = await reportOf(fact.editionId);
+          // No report yet: the sweeper settles the order when it lands.
+          if (!report) return null;
+          return settleCommand(d, fact.principalId, {
             orderId: fact.orderId,
             reportDigest: report.digest,
             meanEntailment: report.mean,
           });
-          if (!r.ok) throw new Error(r.error.message);
-        }
-      }
-      m.ack();
+        }),
+      );
+      const failed = replies.find((r) => r && !r.ok);
+      // Throwing rolls the checkpoint back: the batch is read again and its commands re-sent.
+      if (failed && !failed.ok) throw new Error(`settlement command failed: ${failed.error.message}`);
     },
-    signal,
-    d.log,
-    'settlement',
-  );
+    async truncate() {},
+  };
 }
 
 /** The sweeper: settles held orders whose report exists, every `intervalMs` (one per deployment). */

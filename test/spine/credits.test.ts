@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeProtectedHeader, decodeJwt } from 'jose';
-import { ledgerProjection, ledgerRow, openPool, rebuildProjection } from '../../storage/index.ts';
+import { weightAtEpoch } from '../../actors/index.ts';
+import { ledgerRow, openPool, principalFactsProjection, rebuildProjection } from '../../storage/index.ts';
 import { isTypedError } from '../support/http.ts';
 import { eventually, ledgerFacts, startSystem, type TestSystem } from '../support/system.ts';
 
@@ -174,7 +175,7 @@ describe('concurrency and projections', () => {
     const before = await projectionRows();
     const sql = openPool(sys.config.databaseUrl, 2);
     try {
-      const lastSeq = await rebuildProjection(sys.nc, sql, ledgerProjection(sys.names));
+      const lastSeq = await rebuildProjection(sys.nc, sql, principalFactsProjection(sys.names, weightAtEpoch));
       assert.equal(lastSeq, before.at(-1)!.stream_seq);
     } finally {
       await sql.end();
