@@ -88,7 +88,7 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
     const last = (await jsm.streams.info(stream)).state.last_seq;
     const [cp] = await sql<
       { last_seq: number }[]
-    >`SELECT last_seq FROM projection_checkpoints WHERE name = ${`commerce:${stream}`}`;
+    >`SELECT last_seq FROM projection_checkpoints WHERE name = ${`principal_facts:${stream}`}`;
     const [held] = await sql<{ n: number }[]>`SELECT count(*)::int n FROM orders WHERE state = 'held'`;
     const projectionBacklog = last - (cp?.last_seq ?? 0);
     // Drain, then measure settlement lag of the orders bought during the measured run.
@@ -96,7 +96,7 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
       const [h] = await sql<{ n: number }[]>`SELECT count(*)::int n FROM orders WHERE state = 'held'`;
       const [c] = await sql<
         { last_seq: number }[]
-      >`SELECT last_seq FROM projection_checkpoints WHERE name = ${`commerce:${stream}`}`;
+      >`SELECT last_seq FROM projection_checkpoints WHERE name = ${`principal_facts:${stream}`}`;
       if (h!.n === 0 && (c?.last_seq ?? 0) >= (await jsm.streams.info(stream)).state.last_seq) break;
       await new Promise((res) => setTimeout(res, 500));
     }
