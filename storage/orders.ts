@@ -171,20 +171,6 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
   };
 }
 
-async function event(
-  tx: Sql,
-  factId: string,
-  principalId: string,
-  type: string,
-  seq: number,
-  at: string,
-  data: object,
-) {
-  await tx`INSERT INTO events (id, principal_id, type, stream_seq, data, created_at)
-           VALUES (${`evt_${factId}`}, ${principalId}, ${type}, ${seq}, ${tx.json(data as never)}, ${at})
-           ON CONFLICT (id) DO NOTHING`;
-}
-
 export async function ordersPage(
   sql: Sql,
   buyer: string,
