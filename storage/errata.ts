@@ -55,9 +55,3 @@ export async function errataForArtifacts(
                   AND a.current_judge_version = ANY(e.judge_versions))
     ORDER BY e.opened_at DESC, e.id DESC`;
 }
-
-export async function openErrataVersions(sql: Sql, judgeModel: string): Promise<string[]> {
-  const rows = await sql<{ v: string }[]>`
-    SELECT DISTINCT unnest(judge_versions) AS v FROM errata WHERE state = 'open' AND judge_model = ${judgeModel}`;
-  return rows.map((r) => r.v);
-}

@@ -33,7 +33,6 @@ export {
   type ErratumRow,
   errataForArtifact,
   errataForArtifacts,
-  openErrataVersions,
   openErratum,
 } from './errata.ts';
 export { getListingRow, type ListingRow, listingProjection, liveListingsFor, sellerListings } from './listings.ts';

@@ -44,6 +44,7 @@ import type { Clock } from '../runtime/clock.ts';
 import { decodeCursor, decodeCursorText, encodeCursor } from '../shared/cursor.ts';
 import { parseArtifact } from '../verification/format.ts';
 import { currentJudgeVersion, judgeModel, judgePromptHash } from '../verification/judge.ts';
+import { meetsFloor } from '../verification/report.ts';
 
 import { trustScore } from './trust.ts';
 
@@ -314,7 +315,7 @@ export function catalogService(d: CatalogDeps) {
               digest,
               url: reportUrl(digest),
               mean_entailment: parsed.summary.meanEntailment,
-              meets_floor: parsed.summary.meanEntailment >= listing.floor,
+              meets_floor: meetsFloor(parsed, listing.floor),
             }
           : null,
       updated_at: updated,

@@ -11,7 +11,7 @@ import {
   type SandboxAgentT,
 } from '../../contracts/index.ts';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { countRateWindow, insertSandboxPrincipal, type Sql } from '../../storage/index.ts';
+import { countRateWindow, insertSandboxPrincipal, pruneRateWindows, type Sql } from '../../storage/index.ts';
 import { ensureActiveKey, signAgentToken } from '../auth/keys.ts';
 import { type GrantSandbox, principalOps } from '../principal/principal.ts';
 import type { Clock, IdSource } from '../runtime/clock.ts';
@@ -43,6 +43,8 @@ export function sandboxService(d: SandboxDeps) {
     const nowMs = d.clock.nowMs();
     const windowStart = new Date(nowMs - (nowMs % 60_000));
     const count = await countRateWindow(d.sql, `sandbox:${req.clientAddress ?? 'unknown'}`, windowStart);
+    // Windows older than the previous minute decide nothing any more; keep the table from growing.
+    await pruneRateWindows(d.sql, new Date(windowStart.getTime() - 60_000));
     if (count > d.config.sandboxRegistrationsPerMinute) {
       const retryAfterS = Math.ceil((windowStart.getTime() + 60_000 - nowMs) / 1000);
       return errorReply(
