@@ -2,9 +2,10 @@
 // every mandate with reject_open_judge_errata may buy, so it stays off the network surface entirely.
 import { parseArgs } from 'node:util';
 import { judgeModel, judgeVersions, randomIds, systemClock } from '../actors/index.ts';
-import type { Config } from '../contracts/index.ts';
+import { type Config, names } from '../contracts/index.ts';
 import { closeErratum, openErratum } from '../storage/index.ts';
-import { openDatabase, StartupError } from './roles.ts';
+import { openDatabase, openNats, StartupError } from './roles.ts';
+
 
 export async function errataCommand(config: Config, args: string[]): Promise<number> {
   const [action, ...rest] = args;
@@ -39,6 +40,7 @@ export async function errataCommand(config: Config, args: string[]): Promise<num
         judgeVersions: versions,
         at: systemClock.nowIso(),
       });
+      await noticeErrataChanged(config);
       console.log(id);
       return 0;
     }
@@ -49,6 +51,7 @@ export async function errataCommand(config: Config, args: string[]): Promise<num
         console.error(`no open erratum ${id}`);
         return 1;
       }
+      await noticeErrataChanged(config);
       console.log(`closed ${id}`);
       return 0;
     }
@@ -61,5 +64,21 @@ export async function errataCommand(config: Config, args: string[]): Promise<num
     throw new StartupError('usage: assay errata open|close|list');
   } finally {
     await sql.end({ timeout: 1 });
+  }
+}
+
+/**
+ * Tell actor hosts to drop their cached artifact quotes, so purchases see the change at once. Without NATS the
+ * change still takes effect within ASSAY_QUOTE_TTL_MS.
+ */
+async function noticeErrataChanged(config: Config): Promise<void> {
+  try {
+    const nc = await openNats(config, 'assay-errata');
+    nc.publish(names(config.namespace).notices.errata);
+    await nc.drain();
+  } catch (err) {
+    console.error(
+      `warning: could not notify actor hosts (${(err as Error).message}); purchases see the change within ASSAY_QUOTE_TTL_MS`,
+    );
   }
 }

@@ -47,8 +47,7 @@ import {
 
 export type Role = 'gateway' | 'actors' | 'workers';
 
-/** How long an actor host trusts a cached listing or artifact quote without a change notice. */
-const quoteTtlMs = 5000;
+
 export const allRoles: Role[] = ['gateway', 'actors', 'workers'];
 
 export class StartupError extends Error {}
@@ -179,11 +178,12 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
     const quotes = new QuoteCache(
       nc,
       names,
-      quoteTtlMs,
+      config.quoteTtlMs,
       Math.max(100, config.requestTimeoutMs - 1500),
       systemClock.nowMs,
     );
-    quotes.start();
+    await quotes.start();
+
     stops.push(async () => quotes.stop());
     host = new ActorHost({
       nc,

@@ -51,6 +51,17 @@ export function names(namespace: string) {
       return `${ns}.listing.${listingId}`;
     },
     verifySubject: `${ns}.verify.edition`,
+    /**
+     * Core-NATS notices (not stored) that what a purchase quote says may have changed: the artifact's current
+     * edition or its report, or the set of open judge errata. Caches drop the entry; a lost notice is bounded by
+     * the cache's time to live.
+     */
+    notices: {
+      artifact: (artifactId: string) => `${ns}.notice.artifact.${artifactId}`,
+      anyArtifact: `${ns}.notice.artifact.*`,
+      errata: `${ns}.notice.errata`,
+    },
+
     buckets: {
       leases: `${ns}_leases`,
       snapshots: `${ns}_snapshots`,

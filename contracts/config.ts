@@ -117,6 +117,13 @@ export const configKeys = {
     'Messages queued for one actor; beyond it, 503 unavailable.',
   ),
   snapshotEvery: key('ASSAY_SNAPSHOT_EVERY', 64, int(1, 100_000), 'An actor writes a snapshot after this many facts.'),
+  quoteTtlMs: key(
+    'ASSAY_QUOTE_TTL_MS',
+    60_000,
+    int(100, 3_600_000),
+    'How old a listing or artifact quote cached in an actor host may be. Listing changes, new editions, reports and errata reach the cache at once by notice; this bounds how stale trust scores are, and anything whose notice was lost.',
+  ),
+
   actorsCachedMax: key(
     'ASSAY_ACTORS_CACHED_MAX',
     100_000,

@@ -69,7 +69,28 @@ export async function currentEdition(sql: Sql, artifactId: string): Promise<Edit
   return rows[0] ?? null;
 }
 
+/** What a purchase quote needs of an artifact's current edition: its judge version, report, and open errata. */
+export async function purchaseEdition(sql: Sql, artifactId: string, judgeModel: string) {
+  const rows = await sql<
+    {
+      id: string;
+      judge_version: string;
+      report_digest: string | null;
+      mean_entailment: number | null;
+      open_errata: boolean;
+    }[]
+  >`
+    SELECT e.id, e.judge_version, r.digest AS report_digest, r.mean_entailment,
+           EXISTS (SELECT 1 FROM errata x WHERE x.state = 'open' AND x.judge_model = ${judgeModel}
+                   AND e.judge_version = ANY(x.judge_versions)) AS open_errata
+    FROM artifacts a JOIN editions e ON e.id = a.current_edition_id
+    LEFT JOIN reports r ON r.edition_id = e.id
+    WHERE a.id = ${artifactId}`;
+  return rows[0] ?? null;
+}
+
 /** Insert a new artifact and its first edition. Returns false when the artifact id exists already. */
+
 export async function insertArtifact(
   tx: Sql,
   a: { id: string; ownerPrincipalId: string; sandbox: boolean },

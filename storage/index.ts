@@ -15,6 +15,7 @@ export {
 export {
   type ArtifactRow,
   currentEdition,
+  purchaseEdition,
   type EditionRow,
   getArtifact,
   getEdition,

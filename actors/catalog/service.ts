@@ -2,6 +2,7 @@
 // principal actor, which owns the Idempotency-Key), and every catalog read: search, reports, trust, errata,
 // listings, offers. The sandbox line is enforced here: a caller sees only its own side, the other side is 404.
 import { createHash } from 'node:crypto';
+import type { NatsConnection } from '@nats-io/nats-core';
 import {
   type ArtifactT,
   type BusReply,
@@ -21,6 +22,7 @@ import {
 import {
   type ArtifactRow,
   currentEdition,
+  purchaseEdition,
   type EditionRow,
   enqueueOutbox,
   type ErratumRow,
@@ -46,6 +48,7 @@ import { parseArtifact } from '../verification/format.ts';
 import { currentJudgeVersion, judgeModel, judgePromptHash } from '../verification/judge.ts';
 import { meetsFloor } from '../verification/report.ts';
 
+import type { ArtifactQuote } from '../principal/quotes.ts';
 import { trustScore } from './trust.ts';
 
 type PublishRequest = {
@@ -87,7 +90,9 @@ export function contentHash(content: string): string {
 }
 
 export interface CatalogDeps {
+  nc: NatsConnection;
   sql: Sql;
+
   names: Names;
   config: Config;
   clock: Clock;
@@ -112,6 +117,7 @@ export function catalogService(d: CatalogDeps) {
         );
         if (created) await enqueueVerification(tx as unknown as Sql, edition.id);
       });
+      d.nc.publish(d.names.notices.artifact(c.artifactId));
       const row = (await getArtifact(sql, c.artifactId))!;
       return artifactReply(row, await currentEdition(sql, row.id), true);
     },
@@ -131,6 +137,9 @@ export function catalogService(d: CatalogDeps) {
         await insertEdition(tx as unknown as Sql, edition);
         await enqueueVerification(tx as unknown as Sql, edition.id);
       });
+      // Purchase quotes cached in actor hosts name the current edition: tell them it changed.
+      d.nc.publish(d.names.notices.artifact(artifact.id));
+
       const row = (await getArtifact(sql, artifact.id))!;
       return artifactReply(row, await currentEdition(sql, row.id), true);
     },
@@ -352,21 +361,22 @@ export function catalogService(d: CatalogDeps) {
   const internal: Record<string, (req: BusRequest) => Promise<BusReply>> = {
     [catalogOps.purchaseInfo]: async (req) => {
       const artifactId = (req.body as { artifactId: string }).artifactId;
-      const edition = await currentEdition(sql, artifactId);
-      if (!edition) return okReply(200, null);
-      const [errata, trust] = await Promise.all([
-        sql<
-          { open: boolean }[]
-        >`SELECT EXISTS (SELECT 1 FROM errata WHERE state = 'open' AND judge_model = ${judgeModel}
-                                 AND ${edition.judge_version} = ANY(judge_versions)) AS open`,
+      const [edition, trust] = await Promise.all([
+        purchaseEdition(sql, artifactId, judgeModel),
         trustAggregates(sql, [`artifact:${artifactId}`]),
       ]);
+      if (!edition) return okReply(200, null);
       return okReply(200, {
         editionId: edition.id,
         judgeVersion: edition.judge_version,
-        openErrata: errata[0]!.open,
+        openErrata: edition.open_errata,
         trustScore: trustScore(trust.get(`artifact:${artifactId}`), d.clock.nowMs()).score,
-      });
+        report:
+          edition.report_digest === null
+            ? null
+            : { digest: edition.report_digest, meanEntailment: edition.mean_entailment! },
+      } satisfies ArtifactQuote);
+
     },
   };
 

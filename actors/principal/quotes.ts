@@ -1,8 +1,13 @@
 // What a purchase needs to know besides the buyer's own state: the listing (price, floor, formats, live, side of
-// the sandbox line) and its artifact (current edition, judge version, open errata, trust). Both are cached in the
-// actor host: a listing entry is dropped the moment its listing actor appends a fact (every fact on
-// `<ns>.listing.>` also reaches core subscribers), and every entry expires after a few seconds regardless, which
-// bounds staleness if such a notice is ever lost.
+// the sandbox line) and its artifact (current edition and its report, judge version, open errata, trust). Both are
+// cached in the actor host, because every purchase needs them and they change rarely:
+// - a listing entry is dropped the moment its listing actor appends a fact (facts on `<ns>.listing.>` also reach
+//   core subscribers);
+// - an artifact entry is dropped on a notice that its edition or report changed, and every artifact entry on an
+//   errata notice;
+// - after a reconnect everything is dropped (notices may have been missed while away);
+// - every entry is refreshed in the background once it is three quarters of the time to live old, and not used
+//   past it, which bounds how stale a trust score can be (trust moves with every settlement, with no notice).
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import type { BusRequest, Names } from '../../contracts/index.ts';
 import { catalogOps } from '../catalog/service.ts';
@@ -21,6 +26,8 @@ export interface ArtifactQuote {
   judgeVersion: string;
   openErrata: boolean;
   trustScore: number;
+  /** The current edition's report, once it has one: what settlement decides with. */
+  report: { digest: string; meanEntailment: number } | null;
 }
 
 export interface Quotes {
@@ -28,71 +35,141 @@ export interface Quotes {
   artifact(artifactId: string): Promise<ArtifactQuote | null>;
 }
 
-const entriesMax = 100_000;
+const entriesMax = 200_000;
+
+interface Entry<T> {
+  value: T;
+  atMs: number;
+}
+
+/** One kind of cached quote: entries, loads in flight (one per key), and a generation per key for invalidation. */
+class QuoteMap<T> {
+  private readonly entries = new Map<string, Entry<T>>();
+  private readonly loading = new Map<string, Promise<T>>();
+  /** Bumped by every invalidation, so a load that started before one does not store what it read. */
+  private generation = 0;
+  private readonly invalidatedAt = new Map<string, number>();
+  private clearedAt = 0;
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly nowMs: () => number,
+    private readonly load: (key: string) => Promise<T>,
+  ) {}
+
+  get(key: string): Promise<T> {
+    const hit = this.entries.get(key);
+    if (hit) {
+      const age = this.nowMs() - hit.atMs;
+      if (age < this.ttlMs) {
+        if (age >= this.ttlMs * 0.75) void this.fetch(key).catch(() => {});
+        return Promise.resolve(hit.value);
+      }
+    }
+    return this.fetch(key);
+  }
+
+  invalidate(key: string): void {
+    this.entries.delete(key);
+    this.invalidatedAt.set(key, ++this.generation);
+    // Keep the invalidation marks bounded: loads last at most a request timeout, so old marks are useless.
+    if (this.invalidatedAt.size > 10_000) this.invalidatedAt.clear();
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.invalidatedAt.clear();
+    this.generation++;
+    this.clearedAt = this.generation;
+  }
+
+
+  private fetch(key: string): Promise<T> {
+    const running = this.loading.get(key);
+    if (running) return running;
+    const startedAt = this.generation;
+    const p = this.load(key)
+      .then((value) => {
+        const stale = (this.invalidatedAt.get(key) ?? 0) > startedAt || this.clearedAt > startedAt;
+        if (!stale) {
+          if (this.entries.size >= entriesMax) this.entries.delete(this.entries.keys().next().value!);
+          this.entries.delete(key);
+          this.entries.set(key, { value, atMs: this.nowMs() });
+        }
+        return value;
+      })
+      .finally(() => this.loading.delete(key));
+    this.loading.set(key, p);
+    return p;
+  }
+}
 
 export class QuoteCache implements Quotes {
-  private readonly listings = new Map<string, { value: ListingQuote | null; atMs: number }>();
-  private readonly artifacts = new Map<string, { value: ArtifactQuote | null; atMs: number }>();
-  private sub: Subscription | null = null;
+  private readonly listings: QuoteMap<ListingQuote | null>;
+  private readonly artifacts: QuoteMap<ArtifactQuote | null>;
+  private readonly subs: Subscription[] = [];
+  private stopped = false;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly names: Names,
-    private readonly ttlMs: number,
-    private readonly timeoutMs: number,
-    private readonly nowMs: () => number,
-  ) {}
-
-  start(): void {
-    this.sub = this.nc.subscribe(`${this.names.namespace}.listing.*`, {
-      callback: (_err, msg) => {
-        this.listings.delete(msg.subject.slice(msg.subject.lastIndexOf('.') + 1));
-      },
-    });
-  }
-
-  stop(): void {
-    this.sub?.unsubscribe();
-  }
-
-  async listing(listingId: string): Promise<ListingQuote | null> {
-    return this.cached(this.listings, listingId, async () => {
+    ttlMs: number,
+    timeoutMs: number,
+    nowMs: () => number,
+  ) {
+    this.listings = new QuoteMap(ttlMs, nowMs, async (listingId) => {
       const r = await busRequest(
-        this.nc,
-        this.names.actorSubject('listing', listingId),
+        nc,
+        names.actorSubject('listing', listingId),
         internal(listingOps.state, { listingId }),
-        this.timeoutMs,
+        timeoutMs,
       );
       if (!r.ok) throw new Error(r.error.message);
       return r.body as ListingQuote | null;
     });
-  }
-
-  async artifact(artifactId: string): Promise<ArtifactQuote | null> {
-    return this.cached(this.artifacts, artifactId, async () => {
+    this.artifacts = new QuoteMap(ttlMs, nowMs, async (artifactId) => {
       const r = await busRequest(
-        this.nc,
-        this.names.serviceSubject('catalog'),
+        nc,
+        names.serviceSubject('catalog'),
         internal(catalogOps.purchaseInfo, { artifactId }),
-        this.timeoutMs,
+        timeoutMs,
       );
       if (!r.ok) throw new Error(r.error.message);
       return r.body as ArtifactQuote | null;
     });
   }
 
-  private async cached<T>(
-    map: Map<string, { value: T; atMs: number }>,
-    key: string,
-    load: () => Promise<T>,
-  ): Promise<T> {
-    const now = this.nowMs();
-    const hit = map.get(key);
-    if (hit && now - hit.atMs < this.ttlMs) return hit.value;
-    const value = await load();
-    if (map.size >= entriesMax) map.delete(map.keys().next().value!);
-    map.set(key, { value, atMs: now });
-    return value;
+  async start(): Promise<void> {
+    const lastToken = (subject: string) => subject.slice(subject.lastIndexOf('.') + 1);
+    const on = (subject: string, drop: (subject: string) => void) =>
+      this.subs.push(this.nc.subscribe(subject, { callback: (_err, msg) => drop(msg.subject) }));
+    on(`${this.names.namespace}.listing.*`, (s) => this.listings.invalidate(lastToken(s)));
+    on(this.names.notices.anyArtifact, (s) => this.artifacts.invalidate(lastToken(s)));
+    on(this.names.notices.errata, () => this.artifacts.clear());
+    // The subscriptions must be in place before the first quote is cached, or a change could slip between.
+    await this.nc.flush();
+    void (async () => {
+      for await (const s of this.nc.status()) {
+        if (this.stopped) break;
+        if (s.type === 'reconnect') {
+          this.listings.clear();
+          this.artifacts.clear();
+        }
+      }
+    })();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const s of this.subs) s.unsubscribe();
+  }
+
+  listing(listingId: string): Promise<ListingQuote | null> {
+    return this.listings.get(listingId);
+  }
+
+  artifact(artifactId: string): Promise<ArtifactQuote | null> {
+    return this.artifacts.get(artifactId);
   }
 }
 

@@ -281,6 +281,8 @@ export async function loadSandboxCorpus(
       await openErratum(d.sql, { ...e, judgeModel, at });
       if (e.closed) await closeErratum(d.sql, e.id, new Date(baseTimeMs + 86_400_000).toISOString());
     }
+    d.nc.publish(d.names.notices.errata);
+
     await reserved`INSERT INTO corpus_loads (namespace, seed, artifacts, loaded_at)
                    VALUES (${ns}, ${seed}, ${count}, ${d.nowIso()})`;
     d.log.info({ seed, artifacts: count, ms: Date.now() - started }, 'sandbox corpus loaded');

@@ -14,13 +14,14 @@ import { buildReport, meetsFloor, signReport } from './report.ts';
 export interface VerifyOutcome {
   stored: boolean;
   digest: string | null;
+  artifactId: string | null;
 }
 
 /** Verify one edition: build, sign and store its report unless it has one. */
 export async function verifyEdition(sql: Sql, editionId: string, clock: Clock): Promise<VerifyOutcome> {
   const edition = await getEdition(sql, editionId);
-  if (!edition) return { stored: false, digest: null };
-  if (edition.report_digest) return { stored: false, digest: edition.report_digest };
+  if (!edition) return { stored: false, digest: null, artifactId: null };
+  if (edition.report_digest) return { stored: false, digest: edition.report_digest, artifactId: edition.artifact_id };
   const artifact = await getArtifact(sql, edition.artifact_id);
   const key = await activeKey(sql, 'report');
   if (!artifact || !key) throw new Error(`cannot verify edition ${editionId}: artifact or report key missing`);
@@ -68,7 +69,11 @@ export async function verifyEdition(sql: Sql, editionId: string, clock: Clock): 
       createdAt: at,
     });
   });
-  return { stored, digest: stored ? report.digest : ((await getEdition(sql, editionId))?.report_digest ?? null) };
+  return {
+    stored,
+    digest: stored ? report.digest : ((await getEdition(sql, editionId))?.report_digest ?? null),
+    artifactId: artifact.id,
+  };
 }
 
 /** Consume the VERIFY queue until `signal` aborts, `concurrency` editions at a time. */
@@ -96,6 +101,9 @@ export async function runVerifier(
       const { editionId } = m.json<{ editionId: string }>();
       const outcome = await verifyEdition(sql, editionId, clock);
       if (!outcome.digest) log.warn({ editionId }, 'edition to verify does not exist; dropped');
+      // Purchase quotes cached in actor hosts carry the current edition's report: tell them it landed.
+      if (outcome.stored && outcome.artifactId) nc.publish(n.notices.artifact(outcome.artifactId));
+
       m.ack();
     },
     signal,

@@ -1,6 +1,7 @@
 // Shared pieces of the benchmarks: the JetStream append ceiling, process RSS, wrk runs, agent registration.
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -51,6 +52,41 @@ export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   // utime and stime are fields 14 and 15 of /proc/<pid>/stat; after the command name they are at 11 and 12.
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CPU seconds used so far by every process on the machine, grouped: the given pids under their names, other
+ * processes under their command name (nats-server, postgres, wrk, ...). Diff two of these around a measured run.
+ */
+export function cpuByGroup(named: Record<string, number>): Map<string, number> {
+  const byPid = new Map(Object.entries(named).map(([name, pid]) => [pid, name]));
+  const groups = new Map<string, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+    const group = byPid.get(Number(entry)) ?? comm;
+    groups.set(group, (groups.get(group) ?? 0) + seconds);
+  }
+  return groups;
+}
+
+/** CPU per unit of work between two `cpuByGroup` snapshots, largest first, as `name 123 µs` parts. */
+export function cpuPerUnit(before: Map<string, number>, after: Map<string, number>, units: number): string {
+  const rows = [...after]
+    .map(([name, s]) => [name, s - (before.get(name) ?? 0)] as const)
+    .filter(([, s]) => s > 0.05)
+    .sort((a, b) => b[1] - a[1]);
+  const total = rows.reduce((sum, [, s]) => sum + s, 0);
+  const us = (s: number) => `${Math.round((s / units) * 1e6)} µs`;
+  return `${us(total)} in all: ${rows.map(([name, s]) => `${name} ${us(s)}`).join(', ')}`;
 }
 
 /** Peak resident set (VmHWM) of a process, in MiB. */

@@ -1,17 +1,15 @@
 // Judge errata: listed for the artifacts whose current report an affected judge version made, opened and closed
 // by the operator command, and (without artifact_id) limited to the caller's purchases.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { corpusArtifact } from '../../actors/index.ts';
 import { waitForCorpus } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
-import { type Agent, startSystem, type TestSystem } from '../support/system.ts';
+import { type Agent, runCli, startSystem, type TestSystem } from '../support/system.ts';
 
 const corpusSize = 60;
 let sys: TestSystem;
 let buyer: Agent;
-const root = new URL('../../', import.meta.url).pathname;
 
 before(async () => {
   sys = await startSystem({ ASSAY_SANDBOX_CORPUS_ARTIFACTS: String(corpusSize) });
@@ -27,17 +25,7 @@ const byVersion = (v: string) =>
     (a) => a.judgeVersion === v,
   )!;
 
-function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) =>
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'cli/assay.ts', ...args],
-      { cwd: root, env: { ...process.env, ...sys.env } },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    ),
-  );
-}
+const cli = (args: string[]) => runCli(sys, args);
 
 test('[CAT-ERRATA] errata are listed for artifacts judged by an affected version, and only those', async () => {
   const old = byVersion('1.0.0');

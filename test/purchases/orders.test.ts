@@ -10,7 +10,7 @@ import {
   reportDigestOf,
 } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
-import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
+import { type Agent, eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
 import { mintToken } from '../support/tokens.ts';
 
 let sys: TestSystem;
@@ -185,19 +185,22 @@ describe('refusals, in the documented order, each changing nothing', () => {
       key: 'e1',
     });
     assert.equal((await buy(b, { listing_id: l.listingId, formats: ['md'] }, 'e2')).status, 201, 'no errata yet');
-    await sys.sql`INSERT INTO errata (id, title, description, judge_model, judge_versions, state, opened_at)
-                  VALUES (gen_random_uuid(), 'test', '', 'assay-lexical-judge', ARRAY['1.2.0'], 'open', now())`;
-    const r = await eventually(
-      'the quote cache to see the erratum',
-      async () => {
-        const x = await buy(b, { listing_id: l.listingId, formats: ['md'] }, `e3-${Date.now()}`);
-        return x.status === 403 ? x : undefined;
-      },
-      15_000,
-    );
+    // The operator's command notifies actor hosts, so the erratum applies within moments, not after the quote
+    // cache's time to live (60 s).
+    const opened = await runCli(sys, ['errata', 'open', '--title', 'test', '--judge-versions', '1.2.0']);
+    assert.equal(opened.code, 0, opened.stderr);
+    let n = 0;
+    const refused = async (status: number) => {
+      const x = await buy(b, { listing_id: l.listingId, formats: ['md'] }, `e3-${n++}`);
+      return x.status === status ? x : undefined;
+    };
+    const r = await eventually('the actor host to see the erratum', () => refused(403), 2_000);
     assert.ok(isTypedError(r.body, 'judge_version_rejected'));
-    await sys.sql`UPDATE errata SET state = 'closed', closed_at = now() WHERE title = 'test'`;
+    const closed = await runCli(sys, ['errata', 'close', opened.stdout.trim()]);
+    assert.equal(closed.code, 0, closed.stderr);
+    await eventually('the actor host to see the erratum closed', () => refused(201), 2_000);
   });
+
 });
 
 describe('settlement', () => {

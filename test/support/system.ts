@@ -1,5 +1,6 @@
 // A whole Assay system for a test: roles started in this process (or as child processes), a private namespace
 // and database, and helpers that talk to it only over HTTP (assertions may also read NATS and PostgreSQL).
+import { execFile } from 'node:child_process';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream } from '@nats-io/jetstream';
 import { type Config, type LedgerFact, loadConfig, type Names, names as namesOf } from '../../contracts/index.ts';
@@ -68,6 +69,21 @@ export async function startSystem(
     },
   };
   return sys;
+}
+
+const root = new URL('../../', import.meta.url).pathname;
+
+/** Run an `assay` command (the real CLI) against a test system; resolves with its exit code and output. */
+export function runCli(sys: TestSystem, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) =>
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'cli/assay.ts', ...args],
+      { cwd: root, env: { ...process.env, ...sys.env } },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    ),
+  );
 }
 
 /** Poll until `check` returns a value other than undefined, or fail after `timeoutMs`. */
