@@ -15,7 +15,7 @@ export { catalogService } from './catalog/service.ts';
 export { trustHalfLifeDays, trustScore, weightAtEpoch } from './catalog/trust.ts';
 export { listingBehaviour } from './listing/listing.ts';
 export { runOutboxRelay } from './outbox/relay.ts';
-export { runSettlementSweeper, settlementProjection } from './settlement/worker.ts';
+export { runSettlementSweeper } from './settlement/worker.ts';
 
 export { corpusArtifact, corpusErrata, corpusSellers, loadSandboxCorpus } from './sandbox/corpus.ts';
 export { currentJudgeVersion, judgeModel, judgePromptHash, judgeVersions } from './verification/judge.ts';

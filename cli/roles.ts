@@ -10,7 +10,7 @@ import {
   listingBehaviour,
   loadSandboxCorpus,
   runOutboxRelay,
-  settlementProjection,
+
   runSettlementSweeper,
   weightAtEpoch,
   runVerifier,
@@ -145,9 +145,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       await singleton('principal_facts_projector', (signal) =>
         runProjection(nc, sql, principalFactsProjection(names, weightAtEpoch), log, signal),
       ),
-      await singleton('settlement', (signal) =>
-        runProjection(nc, sql, settlementProjection(settlementDeps), log, signal),
-      ),
+
       await singleton('settlement_sweeper', (signal) => runSettlementSweeper(settlementDeps, signal)),
     ];
     // Every worker verifies: the VERIFY work queue hands each edition to one of them.

@@ -56,7 +56,6 @@ export {
   ordersPage,
   payoutsPage,
   purchasedArtifactIds,
-  reportForEdition,
   settleableOrders,
   storeBundle,
 } from './orders.ts';

@@ -37,7 +37,9 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
     async apply(tx, batch) {
       // Fold the batch into rows, then write each table with one statement of fixed shape (arrays unnested):
       // orders held, orders settled, events, payouts, trust samples.
-      const held: unknown[][] = [];
+      // An order held and settled within one batch (the usual case: the actor settles right after the purchase)
+      // is inserted in its final state rather than inserted and then updated.
+      const held = new Map<string, unknown[]>();
       const settled: { id: string; state: string; digest: string; at: string }[] = [];
       const events: { id: string; principal: string; type: string; seq: number; data: string; at: string }[] = [];
       const payouts: unknown[][] = [];
@@ -52,7 +54,7 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
             }
             break;
           case 'escrow_held':
-            held.push([
+            held.set(f.orderId, [
               f.orderId,
               f.principalId,
               f.agentId,
@@ -69,6 +71,9 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
               f.sandbox,
               seq,
               f.at,
+              'held',
+              null,
+              null,
             ]);
             event('order.state_changed', {
               order_id: f.orderId,
@@ -80,7 +85,9 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
           case 'escrow_released':
           case 'escrow_refunded': {
             const state = f.type === 'escrow_released' ? 'released' : 'auto_refunded';
-            settled.push({ id: f.orderId, state, digest: f.reportDigest, at: f.at });
+            const heldNow = held.get(f.orderId);
+            if (heldNow) heldNow.splice(16, 3, state, f.reportDigest, f.at);
+            else settled.push({ id: f.orderId, state, digest: f.reportDigest, at: f.at });
             if (f.type === 'escrow_released') {
               payouts.push([f.id, f.orderId, f.sellerPrincipalId, f.listingId, f.priceCents, f.sandbox, seq, f.at]);
             }
@@ -113,23 +120,27 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
         }
       }
       const arr = (rows: unknown[][], i: number, oid: number) => tx.array(rows.map((r) => r[i]) as never[], oid);
-      if (held.length > 0) {
+      if (held.size > 0) {
+        const h = [...held.values()];
         await tx`
           INSERT INTO orders (id, buyer_principal_id, buyer_agent_id, listing_id, artifact_id, edition_id,
             seller_principal_id, subscription_id, state, escrow_cents, floor, formats, idempotency_key,
-            price_snapshot_id, sandbox, held_seq, created_at, updated_at)
-          SELECT r.id, r.buyer, r.agent, r.listing, r.artifact, r.edition, r.seller, r.subscription, 'held', r.escrow,
-                 r.floor, string_to_array(r.formats, ','), r.key, r.snapshot, r.sandbox, r.seq, r.at, r.at
-          FROM unnest(${arr(held, 0, 2950)}::uuid[], ${arr(held, 1, 2950)}::uuid[], ${arr(held, 2, 2950)}::uuid[],
-                      ${arr(held, 3, 2950)}::uuid[], ${arr(held, 4, 2950)}::uuid[], ${arr(held, 5, 2950)}::uuid[],
-                      ${arr(held, 6, 2950)}::uuid[], ${arr(held, 7, 2950)}::uuid[], ${arr(held, 8, 20)}::bigint[],
-                      ${arr(held, 9, 701)}::float8[], ${arr(held, 10, 25)}::text[], ${arr(held, 11, 25)}::text[],
-                      ${arr(held, 12, 25)}::text[], ${arr(held, 13, 16)}::boolean[], ${arr(held, 14, 20)}::bigint[],
-                      ${arr(held, 15, 1184)}::timestamptz[])
+            price_snapshot_id, sandbox, held_seq, created_at, report_digest, updated_at, settled_at)
+          SELECT r.id, r.buyer, r.agent, r.listing, r.artifact, r.edition, r.seller, r.subscription, r.state, r.escrow,
+                 r.floor, string_to_array(r.formats, ','), r.key, r.snapshot, r.sandbox, r.seq, r.at, r.digest,
+                 coalesce(r.settled_at, r.at), r.settled_at
+          FROM unnest(${arr(h, 0, 2950)}::uuid[], ${arr(h, 1, 2950)}::uuid[], ${arr(h, 2, 2950)}::uuid[],
+                      ${arr(h, 3, 2950)}::uuid[], ${arr(h, 4, 2950)}::uuid[], ${arr(h, 5, 2950)}::uuid[],
+                      ${arr(h, 6, 2950)}::uuid[], ${arr(h, 7, 2950)}::uuid[], ${arr(h, 8, 20)}::bigint[],
+                      ${arr(h, 9, 701)}::float8[], ${arr(h, 10, 25)}::text[], ${arr(h, 11, 25)}::text[],
+                      ${arr(h, 12, 25)}::text[], ${arr(h, 13, 16)}::boolean[], ${arr(h, 14, 20)}::bigint[],
+                      ${arr(h, 15, 1184)}::timestamptz[], ${arr(h, 16, 25)}::text[], ${arr(h, 17, 25)}::text[],
+                      ${arr(h, 18, 1184)}::timestamptz[])
                AS r(id, buyer, agent, listing, artifact, edition, seller, subscription, escrow, floor, formats, key,
-                    snapshot, sandbox, seq, at)
+                    snapshot, sandbox, seq, at, state, digest, settled_at)
           ON CONFLICT (id) DO NOTHING`;
       }
+
       if (settled.length > 0) {
         await tx`
           UPDATE orders o SET state = u.state, report_digest = u.digest, updated_at = u.at, settled_at = u.at
@@ -238,12 +249,6 @@ export async function storeBundle(sql: Sql, orderId: string, digest: string, bun
   await sql`INSERT INTO compliance_bundles (order_id, digest, bundle, issued_at)
             VALUES (${orderId}, ${digest}, ${bundle}, ${issuedAt}) ON CONFLICT (order_id) DO NOTHING`;
   return (await getBundle(sql, orderId))!;
-}
-
-export async function reportForEdition(sql: Sql, editionId: string) {
-  const rows = await sql<{ digest: string; mean_entailment: number; body: string }[]>`
-    SELECT digest, mean_entailment, body FROM reports WHERE edition_id = ${editionId}`;
-  return rows[0] ?? null;
 }
 
 /**

@@ -273,8 +273,25 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
       subscriptionId: null,
       idempotency: record(req, reply),
     };
-    return { fact, reply: okReply(reply.status, reply.body) };
+    // The edition's report is known already (the usual case): settle right after the commit, in this mailbox.
+    // Otherwise, or if this actor dies first, the settlement sweeper settles the order once the report exists.
+    const followUp: BusRequest | undefined = artifact.report
+      ? {
+          op: principalOps.settle,
+          requestId: `settle-${orderId}`,
+          caller: null,
+          params: {},
+          query: {},
+          body: {
+            orderId,
+            reportDigest: artifact.report.digest,
+            meanEntailment: artifact.report.meanEntailment,
+          } satisfies SettleCommand,
+        }
+      : undefined;
+    return { fact, reply: okReply(reply.status, reply.body), ...(followUp ? { followUp } : {}) };
   }
+
 
   function settle(state: PrincipalState, c: SettleCommand): Decision<LedgerFact> {
     const order = state.held.get(c.orderId);
