@@ -6,7 +6,6 @@ import { type Config, names } from '../contracts/index.ts';
 import { closeErratum, openErratum } from '../storage/index.ts';
 import { openDatabase, openNats, StartupError } from './roles.ts';
 
-
 export async function errataCommand(config: Config, args: string[]): Promise<number> {
   const [action, ...rest] = args;
   const sql = await openDatabase(config);

@@ -10,7 +10,6 @@ import {
   listingBehaviour,
   loadSandboxCorpus,
   runOutboxRelay,
-
   runSettlementSweeper,
   weightAtEpoch,
   runVerifier,
@@ -46,7 +45,6 @@ import {
 } from '../storage/index.ts';
 
 export type Role = 'gateway' | 'actors' | 'workers';
-
 
 export const allRoles: Role[] = ['gateway', 'actors', 'workers'];
 

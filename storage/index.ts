@@ -41,7 +41,7 @@ export { deleteOutbox, enqueueOutbox, enqueueOutboxBulk, type OutboxRow, outboxC
 
 export {
   addTrustSamples,
-  addTrustSamplesBulk,
+  addToTrustSums,
   type TrustAggregate,
   type TrustSample,
   trustAggregates,

@@ -55,23 +55,18 @@ export function ledgerRow(seq: number, fact: LedgerFact): LedgerRow | null {
 }
 
 /**
- * One statement of fixed shape whatever the batch size (columns as arrays, unnested), so PostgreSQL parses and
- * plans it once and the client sends ten parameters instead of ten per row.
+ * One statement of fixed shape whatever the batch size (the rows as one JSON array), so PostgreSQL parses and plans
+ * it once and the client serialises with JSON.stringify rather than escaping arrays element by element.
  */
-const oid = { bool: 16, int8: 20, text: 25, timestamptz: 1184, uuid: 2950 } as const;
-
 export async function insertLedgerRows(sql: Sql, rows: LedgerRow[]): Promise<void> {
   if (rows.length === 0) return;
-  const col = <K extends keyof LedgerRow>(k: K, oid: number) => sql.array(rows.map((r) => r[k]) as never[], oid);
   await sql`
     INSERT INTO ledger_entries (stream_seq, id, principal_id, type, amount_cents, balance_after_cents, reference, run_id,
                                 sandbox, created_at)
-    SELECT * FROM unnest(${col('stream_seq', oid.int8)}::bigint[], ${col('id', oid.uuid)}::uuid[],
-                         ${col('principal_id', oid.uuid)}::uuid[], ${col('type', oid.text)}::text[],
-                         ${col('amount_cents', oid.int8)}::bigint[], ${col('balance_after_cents', oid.int8)}::bigint[],
-                         ${col('reference', oid.text)}::text[], ${col('run_id', oid.text)}::text[],
-                         ${col('sandbox', oid.bool)}::boolean[], ${col('created_at', oid.timestamptz)}::timestamptz[])
-    ON CONFLICT (stream_seq) DO NOTHING`;
+    SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
+      AS r(stream_seq bigint, id uuid, principal_id uuid, type text, amount_cents bigint, balance_after_cents bigint,
+           reference text, run_id text, sandbox boolean, created_at timestamptz)
+    ON CONFLICT (principal_id, stream_seq) DO NOTHING`;
 }
 
 export interface LedgerPageQuery {

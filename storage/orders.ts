@@ -4,7 +4,7 @@ import type { LedgerFact, Names } from '../contracts/index.ts';
 import type { Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';
 import { ledgerProjection } from './ledger-projection.ts';
-import { addTrustSamplesBulk, dropTrustSamples, type TrustSample } from './trust.ts';
+import { addToTrustSums, dropTrustSamples, type TrustSample } from './trust.ts';
 
 export interface OrderRow {
   id: string;
@@ -29,24 +29,47 @@ export interface OrderRow {
   settled_at: Date | null;
 }
 
+interface HeldOrderRow {
+  id: string;
+  buyer: string;
+  agent: string;
+  listing: string;
+  artifact: string;
+  edition: string;
+  seller: string;
+  subscription: string | null;
+  escrow: number;
+  floor: number;
+  formats: string[];
+  key: string;
+  snapshot: string;
+  sandbox: boolean;
+  seq: number;
+  at: string;
+  state: 'held' | 'released' | 'auto_refunded';
+  digest: string | null;
+  settled_at: string | null;
+}
+
 /** `weight` turns a settlement time into the trust weight the trust rule gives it (the rule lives in actors/). */
 export function commerceProjection(n: Names, weight: (atMs: number) => number): Projection<LedgerFact> {
   return {
     checkpoint: `commerce:${n.streams.ledger.name}`,
     stream: n.streams.ledger.name,
     async apply(tx, batch) {
-      // Fold the batch into rows, then write each table with one statement of fixed shape (arrays unnested):
-      // orders held, orders settled, events, payouts, trust samples.
+      // Fold the batch into rows, then write each table with one statement of fixed shape whatever the batch (rows
+      // passed as one JSON array, which PostgreSQL parses in C): orders, order settlements, events, payouts, and
+      // settlement trust samples.
       // An order held and settled within one batch (the usual case: the actor settles right after the purchase)
       // is inserted in its final state rather than inserted and then updated.
-      const held = new Map<string, unknown[]>();
+      const held = new Map<string, HeldOrderRow>();
       const settled: { id: string; state: string; digest: string; at: string }[] = [];
-      const events: { id: string; principal: string; type: string; seq: number; data: string; at: string }[] = [];
-      const payouts: unknown[][] = [];
+      const events: { id: string; principal: string; type: string; seq: number; data: object; at: string }[] = [];
+      const payouts: object[] = [];
       const samples: TrustSample[] = [];
       for (const { seq, fact: f } of batch) {
         const event = (type: string, data: object) =>
-          events.push({ id: `evt_${f.id}`, principal: f.principalId, type, seq, data: JSON.stringify(data), at: f.at });
+          events.push({ id: `evt_${f.id}`, principal: f.principalId, type, seq, data, at: f.at });
         switch (f.type) {
           case 'credited':
             if (f.source === 'sandbox_topup') {
@@ -54,27 +77,27 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
             }
             break;
           case 'escrow_held':
-            held.set(f.orderId, [
-              f.orderId,
-              f.principalId,
-              f.agentId,
-              f.listingId,
-              f.artifactId,
-              f.editionId,
-              f.sellerPrincipalId,
-              f.subscriptionId,
-              f.priceCents,
-              f.floor,
-              f.formats.join(','),
-              f.idempotency?.key ?? '',
-              f.priceSnapshotId,
-              f.sandbox,
+            held.set(f.orderId, {
+              id: f.orderId,
+              buyer: f.principalId,
+              agent: f.agentId,
+              listing: f.listingId,
+              artifact: f.artifactId,
+              edition: f.editionId,
+              seller: f.sellerPrincipalId,
+              subscription: f.subscriptionId,
+              escrow: f.priceCents,
+              floor: f.floor,
+              formats: f.formats,
+              key: f.idempotency?.key ?? '',
+              snapshot: f.priceSnapshotId,
+              sandbox: f.sandbox,
               seq,
-              f.at,
-              'held',
-              null,
-              null,
-            ]);
+              at: f.at,
+              state: 'held',
+              digest: null,
+              settled_at: null,
+            });
             event('order.state_changed', {
               order_id: f.orderId,
               state: 'held',
@@ -86,10 +109,19 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
           case 'escrow_refunded': {
             const state = f.type === 'escrow_released' ? 'released' : 'auto_refunded';
             const heldNow = held.get(f.orderId);
-            if (heldNow) heldNow.splice(16, 3, state, f.reportDigest, f.at);
+            if (heldNow) Object.assign(heldNow, { state, digest: f.reportDigest, settled_at: f.at });
             else settled.push({ id: f.orderId, state, digest: f.reportDigest, at: f.at });
             if (f.type === 'escrow_released') {
-              payouts.push([f.id, f.orderId, f.sellerPrincipalId, f.listingId, f.priceCents, f.sandbox, seq, f.at]);
+              payouts.push({
+                id: f.id,
+                order_id: f.orderId,
+                seller: f.sellerPrincipalId,
+                listing: f.listingId,
+                amount: f.priceCents,
+                sandbox: f.sandbox,
+                seq,
+                at: f.at,
+              });
             }
             event('order.state_changed', {
               order_id: f.orderId,
@@ -119,61 +151,46 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
             break;
         }
       }
-      const arr = (rows: unknown[][], i: number, oid: number) => tx.array(rows.map((r) => r[i]) as never[], oid);
       if (held.size > 0) {
-        const h = [...held.values()];
         await tx`
           INSERT INTO orders (id, buyer_principal_id, buyer_agent_id, listing_id, artifact_id, edition_id,
             seller_principal_id, subscription_id, state, escrow_cents, floor, formats, idempotency_key,
             price_snapshot_id, sandbox, held_seq, created_at, report_digest, updated_at, settled_at)
           SELECT r.id, r.buyer, r.agent, r.listing, r.artifact, r.edition, r.seller, r.subscription, r.state, r.escrow,
-                 r.floor, string_to_array(r.formats, ','), r.key, r.snapshot, r.sandbox, r.seq, r.at, r.digest,
-                 coalesce(r.settled_at, r.at), r.settled_at
-          FROM unnest(${arr(h, 0, 2950)}::uuid[], ${arr(h, 1, 2950)}::uuid[], ${arr(h, 2, 2950)}::uuid[],
-                      ${arr(h, 3, 2950)}::uuid[], ${arr(h, 4, 2950)}::uuid[], ${arr(h, 5, 2950)}::uuid[],
-                      ${arr(h, 6, 2950)}::uuid[], ${arr(h, 7, 2950)}::uuid[], ${arr(h, 8, 20)}::bigint[],
-                      ${arr(h, 9, 701)}::float8[], ${arr(h, 10, 25)}::text[], ${arr(h, 11, 25)}::text[],
-                      ${arr(h, 12, 25)}::text[], ${arr(h, 13, 16)}::boolean[], ${arr(h, 14, 20)}::bigint[],
-                      ${arr(h, 15, 1184)}::timestamptz[], ${arr(h, 16, 25)}::text[], ${arr(h, 17, 25)}::text[],
-                      ${arr(h, 18, 1184)}::timestamptz[])
-               AS r(id, buyer, agent, listing, artifact, edition, seller, subscription, escrow, floor, formats, key,
-                    snapshot, sandbox, seq, at, state, digest, settled_at)
+                 r.floor, r.formats, r.key, r.snapshot, r.sandbox, r.seq, r.at, r.digest, coalesce(r.settled_at, r.at),
+                 r.settled_at
+          FROM json_to_recordset(${JSON.stringify([...held.values()])}::text::json)
+               AS r(id uuid, buyer uuid, agent uuid, listing uuid, artifact uuid, edition uuid, seller uuid,
+                    subscription uuid, escrow bigint, floor float8, formats text[], key text, snapshot text,
+                    sandbox boolean, seq bigint, at timestamptz, state text, digest text, settled_at timestamptz)
           ON CONFLICT (id) DO NOTHING`;
       }
-
       if (settled.length > 0) {
         await tx`
           UPDATE orders o SET state = u.state, report_digest = u.digest, updated_at = u.at, settled_at = u.at
-          FROM unnest(${tx.array(settled.map((r) => r.id) as never[], 2950)}::uuid[],
-                      ${tx.array(settled.map((r) => r.state) as never[], 25)}::text[],
-                      ${tx.array(settled.map((r) => r.digest) as never[], 25)}::text[],
-                      ${tx.array(settled.map((r) => r.at) as never[], 1184)}::timestamptz[]) AS u(id, state, digest, at)
+          FROM json_to_recordset(${JSON.stringify(settled)}::text::json) AS u(id uuid, state text, digest text, at timestamptz)
           WHERE o.id = u.id`;
       }
       if (events.length > 0) {
         await tx`
           INSERT INTO events (id, principal_id, type, stream_seq, data, created_at)
-          SELECT e.id, e.principal, e.type, e.seq, e.data::jsonb, e.at
-          FROM unnest(${tx.array(events.map((e) => e.id) as never[], 25)}::text[],
-                      ${tx.array(events.map((e) => e.principal) as never[], 2950)}::uuid[],
-                      ${tx.array(events.map((e) => e.type) as never[], 25)}::text[],
-                      ${tx.array(events.map((e) => e.seq) as never[], 20)}::bigint[],
-                      ${tx.array(events.map((e) => e.data) as never[], 25)}::text[],
-                      ${tx.array(events.map((e) => e.at) as never[], 1184)}::timestamptz[]) AS e(id, principal, type, seq, data, at)
-          ON CONFLICT (id) DO NOTHING`;
+          SELECT e.id, e.principal, e.type, e.seq, e.data, e.at
+          FROM json_to_recordset(${JSON.stringify(events)}::text::json)
+               AS e(id text, principal uuid, type text, seq bigint, data jsonb, at timestamptz)
+          ON CONFLICT (principal_id, stream_seq) DO NOTHING`;
       }
       if (payouts.length > 0) {
         await tx`
           INSERT INTO payouts (id, order_id, seller_principal_id, listing_id, amount_cents, state, sandbox, stream_seq,
                                created_at)
           SELECT p.id, p.order_id, p.seller, p.listing, p.amount, 'accrued', p.sandbox, p.seq, p.at
-          FROM unnest(${arr(payouts, 0, 2950)}::uuid[], ${arr(payouts, 1, 2950)}::uuid[], ${arr(payouts, 2, 2950)}::uuid[],
-                      ${arr(payouts, 3, 2950)}::uuid[], ${arr(payouts, 4, 20)}::bigint[], ${arr(payouts, 5, 16)}::boolean[],
-                      ${arr(payouts, 6, 20)}::bigint[], ${arr(payouts, 7, 1184)}::timestamptz[])
-               AS p(id, order_id, seller, listing, amount, sandbox, seq, at)
+          FROM json_to_recordset(${JSON.stringify(payouts)}::text::json)
+               AS p(id uuid, order_id uuid, seller uuid, listing uuid, amount bigint, sandbox boolean, seq bigint,
+                    at timestamptz)
           ON CONFLICT (order_id) DO NOTHING`;
       }
-      if (samples.length > 0) await addTrustSamplesBulk(tx, samples);
+      // Each settlement fact is applied once (the checkpoint commits with this transaction): sums only, no rows.
+      if (samples.length > 0) await addToTrustSums(tx, samples);
     },
     async truncate(tx) {
       await tx`TRUNCATE orders, payouts, events`;

@@ -19,6 +19,14 @@ export interface Projection<F> {
 
 class CheckpointMoved extends Error {}
 
+/**
+ * A batch is committed at most this often unless it is already large: every commit costs about ten statements
+ * whatever its size, so under load waiting a few milliseconds makes batches larger and commits rarer. It adds at
+ * most this much to projection lag.
+ */
+const commitIntervalMs = 20;
+const batchLarge = 2000;
+
 export async function projectionCheckpoint(sql: Sql, p: Projection<unknown>): Promise<number> {
   const [row] = await sql<
     { last_seq: number }[]
@@ -78,8 +86,14 @@ async function projectFromCheckpoint<F>(
       waker.wake?.();
     }
   })();
+  let lastCommitAt = 0;
   try {
     while (!signal.aborted && !(untilSeq !== null && checkpoint >= untilSeq)) {
+      const wait = lastCommitAt + commitIntervalMs - performance.now();
+      if (wait > 0 && buffer.length < batchLarge && !ended) {
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        continue;
+      }
       if (buffer.length === 0) {
         if (ended) break;
         await new Promise<void>((resolve) => {
@@ -93,6 +107,8 @@ async function projectFromCheckpoint<F>(
       buffer = [];
       const next = batch.at(-1)!.seq;
       const expected = checkpoint;
+      lastCommitAt = performance.now();
+
       await sql.begin(async (tx) => {
         // A commit lost in a crash loses its checkpoint with it, and the batch is read again from the stream: the
         // projection needs no flush to disk per batch.

@@ -376,7 +376,6 @@ export function catalogService(d: CatalogDeps) {
             ? null
             : { digest: edition.report_digest, meanEntailment: edition.mean_entailment! },
       } satisfies ArtifactQuote);
-
     },
   };
 

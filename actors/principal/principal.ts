@@ -292,7 +292,6 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
     return { fact, reply: okReply(reply.status, reply.body), ...(followUp ? { followUp } : {}) };
   }
 
-
   function settle(state: PrincipalState, c: SettleCommand): Decision<LedgerFact> {
     const order = state.held.get(c.orderId);
     // Unknown here means settled already (or never held): settling is idempotent by order id.

@@ -83,7 +83,6 @@ class QuoteMap<T> {
     this.clearedAt = this.generation;
   }
 
-
   private fetch(key: string): Promise<T> {
     const running = this.loading.get(key);
     if (running) return running;

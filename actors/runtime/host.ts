@@ -257,7 +257,6 @@ export class ActorHost {
       }
     }
     return { reply: errorReply('unavailable', 'the actor kept losing append races; retry with the same key') };
-
   }
 
   /** Fold the actor's facts after `cell.seq`, starting from its snapshot on first load. */

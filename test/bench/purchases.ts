@@ -11,16 +11,7 @@ import { connectNats } from '../../storage/index.ts';
 import { systemEnv } from '../support/env.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import { dropEnv } from '../support/system.ts';
-import {
-  cpuByGroup,
-  cpuPerUnit,
-  ensureWrk,
-  jetstreamCeiling,
-  peakRssMiB,
-  registerAgents,
-  wrk,
-} from './support.ts';
-
+import { usageByGroup, usagePerUnit, ensureWrk, jetstreamCeiling, peakRssMiB, registerAgents, wrk } from './support.ts';
 
 const { values } = parseArgs({
   options: {
@@ -90,9 +81,9 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
       }
     })();
     const named = Object.fromEntries([...procs.map(({ role, p }) => [role, p.child.pid!]), ['bench', process.pid]]);
-    const cpuBefore = cpuByGroup(named);
+    const cpuBefore = usageByGroup(named);
     const result = await wrk({ url, script, tokens, files, seconds, connections });
-    const cpuAfter = cpuByGroup(named);
+    const cpuAfter = usageByGroup(named);
     sampling = false;
     await sampler;
     const endedAt = Date.now();
@@ -133,7 +124,9 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
       `  backlog at the end of the run: ${held!.n} orders unsettled, ${projectionBacklog} facts unprojected (held orders sampled every 2 s: ${backlog.join(' ')}); drained in ${(drainMs / 1000).toFixed(1)} s`,
     );
     console.log(`  peak RSS: ${rss}`);
-    console.log(`  CPU per purchase during the run: ${cpuPerUnit(cpuBefore, cpuAfter, result.requests)}`);
+    console.log(
+      `  CPU (and read/write system calls) per purchase during the run: ${usagePerUnit(cpuBefore, cpuAfter, result.requests)}`,
+    );
     console.log(
       `  ratio to JetStream append ceiling ${(result.perSecond / ceilingPerSecond).toFixed(2)}; to ${peers.transaction.what} (${peers.transaction.perSecond}/s) ${(result.perSecond / peers.transaction.perSecond).toFixed(2)}; to ${peers.plpgsql.what} (${peers.plpgsql.perSecond}/s) ${(result.perSecond / peers.plpgsql.perSecond).toFixed(2)}; target ${peers.target.perSecond}/s with p99 < ${peers.target.p99Ms} ms: ${result.perSecond >= peers.target.perSecond && result.p99Ms < peers.target.p99Ms ? 'met' : 'NOT met'}`,
     );

@@ -54,39 +54,71 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** CPU seconds and read/write system calls used so far by one group of processes. */
+export interface GroupUsage {
+  cpuSeconds: number;
+  syscalls: number;
+}
+
 /**
- * CPU seconds used so far by every process on the machine, grouped: the given pids under their names, other
- * processes under their command name (nats-server, postgres, wrk, ...). Diff two of these around a measured run.
+ * What every process on the machine has used so far, grouped: the given pids under their names, other processes
+ * under their command name (nats-server, postgres, ...). Diff two of these around a measured run.
  */
-export function cpuByGroup(named: Record<string, number>): Map<string, number> {
+export function usageByGroup(named: Record<string, number>): Map<string, GroupUsage> {
   const byPid = new Map(Object.entries(named).map(([name, pid]) => [pid, name]));
-  const groups = new Map<string, number>();
+  const groups = new Map<string, GroupUsage>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
+    let io = '';
     try {
       stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      io = readFileSync(`/proc/${entry}/io`, 'utf8');
     } catch {
-      continue;
+      if (!stat!) continue;
     }
     const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
-    const group = byPid.get(Number(entry)) ?? comm;
-    groups.set(group, (groups.get(group) ?? 0) + seconds);
+    const group = byPid.get(Number(entry)) ?? (comm === 'postgres' ? postgresRole(entry) : comm);
+    const g = groups.get(group) ?? { cpuSeconds: 0, syscalls: 0 };
+    g.cpuSeconds += (Number(fields[11]) + Number(fields[12])) / 100;
+    g.syscalls += Number(/syscr: (\d+)/.exec(io)?.[1] ?? 0) + Number(/syscw: (\d+)/.exec(io)?.[1] ?? 0);
+    groups.set(group, g);
   }
   return groups;
 }
 
-/** CPU per unit of work between two `cpuByGroup` snapshots, largest first, as `name 123 µs` parts. */
-export function cpuPerUnit(before: Map<string, number>, after: Map<string, number>, units: number): string {
+/** `postgres (backends)`, or the auxiliary process a PostgreSQL process title names (walwriter, autovacuum, ...). */
+function postgresRole(pid: string): string {
+  try {
+    const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    const m = /^postgres: [^:]+: (.*)$/.exec(title.trim());
+    if (!m) return 'postgres';
+    const aux = /^(checkpointer|background writer|walwriter|autovacuum \w+|logical replication \w+|stats \w+)/.exec(
+      m[1]!,
+    );
+    return `postgres (${aux ? aux[1] : 'backends'})`;
+  } catch {
+    return 'postgres';
+  }
+}
+
+/** CPU and read/write system calls per unit of work between two `usageByGroup` snapshots, largest first. */
+
+export function usagePerUnit(before: Map<string, GroupUsage>, after: Map<string, GroupUsage>, units: number): string {
   const rows = [...after]
-    .map(([name, s]) => [name, s - (before.get(name) ?? 0)] as const)
-    .filter(([, s]) => s > 0.05)
-    .sort((a, b) => b[1] - a[1]);
-  const total = rows.reduce((sum, [, s]) => sum + s, 0);
+    .map(([name, u]) => {
+      const b = before.get(name) ?? { cpuSeconds: 0, syscalls: 0 };
+      return { name, cpu: u.cpuSeconds - b.cpuSeconds, calls: u.syscalls - b.syscalls };
+    })
+    .filter((r) => r.cpu > 0.05)
+    .sort((a, b) => b.cpu - a.cpu);
+  const total = rows.reduce((sum, r) => sum + r.cpu, 0);
   const us = (s: number) => `${Math.round((s / units) * 1e6)} µs`;
-  return `${us(total)} in all: ${rows.map(([name, s]) => `${name} ${us(s)}`).join(', ')}`;
+  const parts = rows.map(
+    (r) => `${r.name} ${us(r.cpu)}${r.calls > 0 ? ` (${(r.calls / units).toFixed(1)} syscalls)` : ''}`,
+  );
+  return `${us(total)} in all: ${parts.join(', ')}`;
 }
 
 /** Peak resident set (VmHWM) of a process, in MiB. */

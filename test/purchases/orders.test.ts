@@ -200,7 +200,6 @@ describe('refusals, in the documented order, each changing nothing', () => {
     assert.equal(closed.code, 0, closed.stderr);
     await eventually('the actor host to see the erratum closed', () => refused(201), 2_000);
   });
-
 });
 
 describe('settlement', () => {

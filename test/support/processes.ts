@@ -21,7 +21,10 @@ export async function startRoleProcess(
   env: Record<string, string>,
   readyText: string,
 ): Promise<RoleProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'cli/assay.ts'), role], {
+  // ROLE_NODE_ARGS adds Node options to every role process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile
+  // a benchmark (NODE_OPTIONS refuses --cpu-prof).
+  const nodeArgs = (process.env.ROLE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(root, 'cli/assay.ts'), role], {
     cwd: root,
     env: { ...process.env, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
