@@ -58,24 +58,16 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
     stream: n.streams.ledger.name,
     async apply(tx, batch) {
       // Fold the batch into rows, then write each table with one statement of fixed shape whatever the batch (rows
-      // passed as one JSON array, which PostgreSQL parses in C): orders, order settlements, events, payouts, and
-      // settlement trust samples.
+      // passed as one JSON array, which PostgreSQL parses in C): orders, order settlements, payouts, and settlement
+      // trust samples. Events need no rows of their own: they are read from the ledger entries (eventsPage).
       // An order held and settled within one batch (the usual case: the actor settles right after the purchase)
       // is inserted in its final state rather than inserted and then updated.
       const held = new Map<string, HeldOrderRow>();
       const settled: { id: string; state: string; digest: string; at: string }[] = [];
-      const events: { id: string; principal: string; type: string; seq: number; data: object; at: string }[] = [];
       const payouts: object[] = [];
       const samples: TrustSample[] = [];
       for (const { seq, fact: f } of batch) {
-        const event = (type: string, data: object) =>
-          events.push({ id: `evt_${f.id}`, principal: f.principalId, type, seq, data, at: f.at });
         switch (f.type) {
-          case 'credited':
-            if (f.source === 'sandbox_topup') {
-              event('topup.credited', { topup_id: f.topupId, amount_cents: f.amountCents, sandbox: f.sandbox });
-            }
-            break;
           case 'escrow_held':
             held.set(f.orderId, {
               id: f.orderId,
@@ -98,12 +90,6 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
               digest: null,
               settled_at: null,
             });
-            event('order.state_changed', {
-              order_id: f.orderId,
-              state: 'held',
-              listing_id: f.listingId,
-              escrow_cents: f.priceCents,
-            });
             break;
           case 'escrow_released':
           case 'escrow_refunded': {
@@ -123,12 +109,6 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
                 at: f.at,
               });
             }
-            event('order.state_changed', {
-              order_id: f.orderId,
-              state,
-              listing_id: f.listingId,
-              escrow_cents: f.priceCents,
-            });
             // A settlement is a trust sample for the artifact, its seller and the buying agent.
             const w = weight(Date.parse(f.at));
             for (const subject of [
@@ -171,14 +151,6 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
           FROM json_to_recordset(${JSON.stringify(settled)}::text::json) AS u(id uuid, state text, digest text, at timestamptz)
           WHERE o.id = u.id`;
       }
-      if (events.length > 0) {
-        await tx`
-          INSERT INTO events (id, principal_id, type, stream_seq, data, created_at)
-          SELECT e.id, e.principal, e.type, e.seq, e.data, e.at
-          FROM json_to_recordset(${JSON.stringify(events)}::text::json)
-               AS e(id text, principal uuid, type text, seq bigint, data jsonb, at timestamptz)
-          ON CONFLICT (principal_id, stream_seq) DO NOTHING`;
-      }
       if (payouts.length > 0) {
         await tx`
           INSERT INTO payouts (id, order_id, seller_principal_id, listing_id, amount_cents, state, sandbox, stream_seq,
@@ -193,7 +165,7 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
       if (samples.length > 0) await addToTrustSums(tx, samples);
     },
     async truncate(tx) {
-      await tx`TRUNCATE orders, payouts, events`;
+      await tx`TRUNCATE orders, payouts`;
       await dropTrustSamples(tx, 'settlement');
     },
   };
@@ -234,11 +206,31 @@ export async function payoutsPage(sql: Sql, seller: string, beforeSeq: number | 
     ORDER BY stream_seq DESC LIMIT ${limit}`;
 }
 
+/** The ledger entry types each event type is read from. */
+const eventEntryTypes: Record<string, string[]> = {
+  'order.state_changed': ['escrow_held', 'escrow_released', 'escrow_refunded'],
+  'topup.credited': ['topup_credited'],
+};
+
+/**
+ * A principal's events after a stream sequence, oldest first: one per ledger entry that is an order's state change
+ * or a top-up, with the order's listing and price from its row (written in the same projection transaction).
+ */
 export async function eventsPage(sql: Sql, principal: string, type: string | null, afterSeq: number, limit: number) {
+  const types = type === null ? Object.values(eventEntryTypes).flat() : (eventEntryTypes[type] ?? []);
   return sql<{ id: string; type: string; stream_seq: number; data: object; created_at: Date }[]>`
-    SELECT id, type, stream_seq, data, created_at FROM events
-    WHERE principal_id = ${principal} ${type === null ? sql`` : sql`AND type = ${type}`} AND stream_seq > ${afterSeq}
-    ORDER BY stream_seq LIMIT ${limit}`;
+    SELECT 'evt_' || l.id AS id, l.stream_seq, l.created_at,
+      CASE WHEN l.type = 'topup_credited' THEN 'topup.credited' ELSE 'order.state_changed' END AS type,
+      CASE WHEN l.type = 'topup_credited'
+        THEN json_build_object('topup_id', l.reference, 'amount_cents', l.amount_cents, 'sandbox', l.sandbox)
+        ELSE json_build_object('order_id', l.run_id,
+                               'state', CASE l.type WHEN 'escrow_held' THEN 'held' WHEN 'escrow_released' THEN 'released'
+                                                    ELSE 'auto_refunded' END,
+                               'listing_id', o.listing_id, 'escrow_cents', o.escrow_cents)
+      END AS data
+    FROM ledger_entries l LEFT JOIN orders o ON o.id = l.run_id::uuid
+    WHERE l.principal_id = ${principal} AND l.stream_seq > ${afterSeq} AND l.type = ANY(${types})
+    ORDER BY l.stream_seq LIMIT ${limit}`;
 }
 
 /** Held orders whose edition has a report by now: what the settlement sweeper settles. */
@@ -270,7 +262,7 @@ export async function storeBundle(sql: Sql, orderId: string, digest: string, bun
 
 /**
  * Everything projected from the LEDGER stream, in one pass and one transaction per batch: ledger entries, then
- * orders, payouts, events and settlement trust samples. One reader of the stream instead of two.
+ * orders, payouts and settlement trust samples (events are read from the entries). One reader of the stream.
  */
 export function principalFactsProjection(n: Names, weight: (atMs: number) => number): Projection<LedgerFact> {
   const ledger = ledgerProjection(n);
