@@ -33,6 +33,19 @@ interface StoredReply {
   atMs: number;
 }
 
+/**
+ * A stored reply packed into one string, `<atMs> <requestHash> <reply JSON>`. A principal keeps a day of them; one
+ * string per record is one heap object for the garbage collector to trace instead of five, and replays are rare.
+ */
+type PackedReply = string;
+const packReply = (r: StoredReply): PackedReply => `${r.atMs} ${r.requestHash} ${JSON.stringify(r.reply)}`;
+const packedAtMs = (p: PackedReply) => Number(p.slice(0, p.indexOf(' ')));
+function unpackReply(p: PackedReply): StoredReply {
+  const a = p.indexOf(' ');
+  const b = p.indexOf(' ', a + 1);
+  return { atMs: Number(p.slice(0, a)), requestHash: p.slice(a + 1, b), reply: JSON.parse(p.slice(b + 1)) };
+}
+
 interface HeldOrder {
   priceCents: number;
   floor: number;
@@ -55,7 +68,7 @@ export interface PrincipalState {
   /** The current mandate last; earlier ones stay for the principal's history. */
   mandates: MandateRecord[];
   /** Idempotency records by key, oldest first (facts arrive in time order), pruned after the retention window. */
-  idempotency: Map<string, StoredReply>;
+  idempotency: Map<string, PackedReply>;
 }
 
 export const principalOps = {
@@ -111,8 +124,9 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
 
   const replayOrConflict = (state: PrincipalState, req: BusRequest): BusReply | null => {
     if (!req.idempotency) return null;
-    const stored = state.idempotency.get(req.idempotency.key);
-    if (!stored) return null;
+    const packed = state.idempotency.get(req.idempotency.key);
+    if (!packed) return null;
+    const stored = unpackReply(packed);
     if (stored.requestHash !== req.idempotency.requestHash) {
       return errorReply('idempotency_conflict', 'this Idempotency-Key was already used with a different request');
     }
@@ -443,11 +457,11 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
       if (fact.idempotency) {
         const { key, requestHash, reply } = fact.idempotency;
         state.idempotency.delete(key);
-        state.idempotency.set(key, { requestHash, reply, atMs });
+        state.idempotency.set(key, packReply({ requestHash, reply, atMs }));
       }
       // Prune from the oldest end; the map is in fact order, so this stops at the first fresh record.
       for (const [key, rec] of state.idempotency) {
-        if (rec.atMs >= atMs - d.idempotencyRetentionMs) break;
+        if (packedAtMs(rec) >= atMs - d.idempotencyRetentionMs) break;
         state.idempotency.delete(key);
       }
       return state;
@@ -505,8 +519,11 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
         case principalOps.grantSandbox: {
           const g = req.body as GrantSandbox;
           const key = `sandbox-grant:${g.registrationId}`;
-          const stored = state.idempotency.get(key);
-          if (stored) return { reply: okReply(stored.reply.status, stored.reply.body) };
+          const packed = state.idempotency.get(key);
+          if (packed) {
+            const stored = unpackReply(packed);
+            return { reply: okReply(stored.reply.status, stored.reply.body) };
+          }
           const mandate: MandateRecord = { ...g.mandate, createdAt: d.clock.nowIso() };
           const reply = { status: 200, body: { balance_cents: state.availableCents + g.amountCents, mandate } };
           const idempotency = { key, requestHash: key, agentId: '', reply };
@@ -538,10 +555,13 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
     toSnapshot: (s) => ({ ...s, held: [...s.held], idempotency: [...s.idempotency] }),
     fromSnapshot: (data) => {
       const s = data as Omit<PrincipalState, 'idempotency' | 'held'> & {
-        idempotency: [string, StoredReply][];
+        idempotency: [string, PackedReply | StoredReply][];
         held: [string, HeldOrder][];
       };
-      return { ...s, held: new Map(s.held), idempotency: new Map(s.idempotency) };
+      // Snapshots written before records were packed hold them as objects.
+      const packed = s.idempotency.map(([k, v]) => [k, typeof v === 'string' ? v : packReply(v)] as const);
+      return { ...s, held: new Map(s.held), idempotency: new Map(packed) };
+
     },
   };
 }

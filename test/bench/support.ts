@@ -57,6 +57,8 @@ export function cpuSeconds(pid: number): number {
 /** CPU seconds and read/write system calls used so far by one group of processes. */
 export interface GroupUsage {
   cpuSeconds: number;
+  /** The part of cpuSeconds spent in the kernel (system calls, network stack). */
+  systemSeconds: number;
   syscalls: number;
 }
 
@@ -80,8 +82,9 @@ export function usageByGroup(named: Record<string, number>): Map<string, GroupUs
     const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const group = byPid.get(Number(entry)) ?? (comm === 'postgres' ? postgresRole(entry) : comm);
-    const g = groups.get(group) ?? { cpuSeconds: 0, syscalls: 0 };
+    const g = groups.get(group) ?? { cpuSeconds: 0, systemSeconds: 0, syscalls: 0 };
     g.cpuSeconds += (Number(fields[11]) + Number(fields[12])) / 100;
+    g.systemSeconds += Number(fields[12]) / 100;
     g.syscalls += Number(/syscr: (\d+)/.exec(io)?.[1] ?? 0) + Number(/syscw: (\d+)/.exec(io)?.[1] ?? 0);
     groups.set(group, g);
   }
@@ -103,20 +106,29 @@ function postgresRole(pid: string): string {
   }
 }
 
-/** CPU and read/write system calls per unit of work between two `usageByGroup` snapshots, largest first. */
+/**
+ * CPU (with its kernel share) and read/write system calls per unit of work between two `usageByGroup` snapshots,
+ * largest first.
+ */
 
 export function usagePerUnit(before: Map<string, GroupUsage>, after: Map<string, GroupUsage>, units: number): string {
   const rows = [...after]
     .map(([name, u]) => {
-      const b = before.get(name) ?? { cpuSeconds: 0, syscalls: 0 };
-      return { name, cpu: u.cpuSeconds - b.cpuSeconds, calls: u.syscalls - b.syscalls };
+      const b = before.get(name) ?? { cpuSeconds: 0, systemSeconds: 0, syscalls: 0 };
+      return {
+        name,
+        cpu: u.cpuSeconds - b.cpuSeconds,
+        system: u.systemSeconds - b.systemSeconds,
+        calls: u.syscalls - b.syscalls,
+      };
     })
     .filter((r) => r.cpu > 0.05)
     .sort((a, b) => b.cpu - a.cpu);
   const total = rows.reduce((sum, r) => sum + r.cpu, 0);
   const us = (s: number) => `${Math.round((s / units) * 1e6)} µs`;
   const parts = rows.map(
-    (r) => `${r.name} ${us(r.cpu)}${r.calls > 0 ? ` (${(r.calls / units).toFixed(1)} syscalls)` : ''}`,
+    (r) =>
+      `${r.name} ${us(r.cpu)}${r.calls > 0 ? ` (${Math.round((r.system / r.cpu) * 100)}% kernel, ${(r.calls / units).toFixed(1)} syscalls)` : ''}`,
   );
   return `${us(total)} in all: ${parts.join(', ')}`;
 }
