@@ -230,7 +230,8 @@ export class Gateway {
           query,
           body,
           idempotencyKey: idempotencyKey === '' ? undefined : idempotencyKey,
-          ...(ifNoneMatch === '' ? {} : { ifNoneMatch }),
+          ifNoneMatch: ifNoneMatch === '' ? undefined : ifNoneMatch,
+
           requestId,
           clientAddress,
         })
