@@ -1,7 +1,8 @@
 // The pipeline every agent call runs, REST or MCP, in this order: route (done by the caller), authentication,
 // scope, input validation, Idempotency-Key, dispatch over NATS, reply mapping. One function, so both faces
 // behave the same by construction.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
+
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import type { TSchema } from 'typebox';
@@ -248,7 +249,5 @@ function etagMatches(header: string, etag: string): boolean {
 
 /** What makes two calls "the same request" for Idempotency-Key replay: operation, path parameters and body. */
 export function requestHash(opId: string, params: Record<string, string>, body: unknown): string {
-  return createHash('sha256')
-    .update(`${opId}\n${canonicalJson(params)}\n${canonicalJson(body)}`)
-    .digest('hex');
+  return hash('sha256', `${opId}\n${canonicalJson(params)}\n${canonicalJson(body)}`, 'hex');
 }
