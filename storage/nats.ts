@@ -72,8 +72,13 @@ function flushOncePerTurn(nc: NatsConnection): void {
   };
 }
 
-/** Duplicate window of the fact streams: a publish retried within it with the same msgID is stored once. */
-export const duplicateWindowMs = 120_000;
+/**
+ * Duplicate window of the fact streams: a publish retried within it with the same msgID is stored once. An actor
+ * retries an append for at most a few seconds (5 attempts, each within ASSAY_REQUEST_TIMEOUT_MS), and the expected
+ * last sequence refuses a late retry anyway; the server keeps every id of the window in memory, so it is short.
+ */
+export const duplicateWindowMs = 30_000;
+
 
 export async function ensureStreams(nc: NatsConnection, n: Names, replicas: number): Promise<JetStreamManager> {
   const jsm = await jetstreamManager(nc);
