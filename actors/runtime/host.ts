@@ -236,16 +236,14 @@ export class ActorHost {
       if (!('fact' in decision)) return { reply: decision.reply };
       const fact = decision.fact;
       try {
+        // The expected last sequence alone makes the append exactly-once: a retry after a lost acknowledgement is
+        // refused (the subject moved on) and the actor reloads. A message id would only fill the server's
+        // duplicate map, since every attempt decides anew with a new fact id.
         const ack = await this.js.publish(b.factSubject(cell.id), JSON.stringify(fact), {
           expect: { lastSubjectSequence: cell.seq },
-          msgID: fact.id,
         });
-        if (ack.duplicate) {
-          // An earlier attempt of this very fact landed; fold it from the stream rather than trusting our copy.
-          await this.load(cell);
-          continue;
-        }
-        cell.state = b.apply(cell.state, fact);
+        cell.state
+ = b.apply(cell.state, fact);
         cell.seq = ack.seq;
         this.maybeSnapshot(cell);
         return decision;
