@@ -149,7 +149,10 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
         await tx`
           UPDATE orders o SET state = u.state, report_digest = u.digest, updated_at = u.at, settled_at = u.at
           FROM json_to_recordset(${JSON.stringify(settled)}::text::json) AS u(id uuid, state text, digest text, at timestamptz)
-          WHERE o.id = u.id`;
+          WHERE o.id = u.id
+            -- Names the rows for the planner: joined to a function's rows alone, it chose to scan every order.
+            AND o.id = ANY(${settled.map((r) => r.id)}::uuid[])`;
+
       }
       if (payouts.length > 0) {
         await tx`
