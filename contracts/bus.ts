@@ -156,7 +156,6 @@ export function decodeReply(bytes: Uint8Array): { reply: BusReply; bodyBytes: Ui
   if (!meta.ok || nl < 0) return { reply: meta, bodyBytes: null };
   const bodyBytes = bytes.subarray(nl + 1);
   return { reply: new WireReply(meta, bodyBytes), bodyBytes };
-
 }
 
 const textEncoder = new TextEncoder();

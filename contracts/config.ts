@@ -116,7 +116,13 @@ export const configKeys = {
     int(1, 1_000_000),
     'Messages queued for one actor; beyond it, 503 unavailable.',
   ),
-  snapshotEvery: key('ASSAY_SNAPSHOT_EVERY', 64, int(1, 100_000), 'An actor writes a snapshot after this many facts.'),
+  snapshotEvery: key(
+    'ASSAY_SNAPSHOT_EVERY',
+    64,
+    int(1, 100_000),
+    'An actor writes a snapshot after this many facts, or after more when its state is large (about one fact per 256 bytes of snapshot).',
+  ),
+
   quoteTtlMs: key(
     'ASSAY_QUOTE_TTL_MS',
     60_000,

@@ -79,7 +79,6 @@ function flushOncePerTurn(nc: NatsConnection): void {
  */
 export const duplicateWindowMs = 30_000;
 
-
 export async function ensureStreams(nc: NatsConnection, n: Names, replicas: number): Promise<JetStreamManager> {
   const jsm = await jetstreamManager(nc);
   for (const def of Object.values(n.streams)) {

@@ -152,7 +152,6 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
           WHERE o.id = u.id
             -- Names the rows for the planner: joined to a function's rows alone, it chose to scan every order.
             AND o.id = ANY(${settled.map((r) => r.id)}::uuid[])`;
-
       }
       if (payouts.length > 0) {
         await tx`

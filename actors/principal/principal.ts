@@ -569,7 +569,6 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
       // Snapshots written before records were packed hold them as objects.
       const packed = s.idempotency.map(([k, v]) => [k, typeof v === 'string' ? v : packReply(v)] as const);
       return { ...s, held: new Map(s.held), idempotency: new Map(packed) };
-
     },
   };
 }

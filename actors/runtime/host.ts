@@ -75,6 +75,8 @@ interface Cell {
   seq: number;
   loaded: boolean;
   factsSinceSnapshot: number;
+  /** Size of the last snapshot written, in bytes: a large state is snapshotted less often (see maybeSnapshot). */
+  lastSnapshotBytes: number;
   /** `msg` is null for a follow-up the actor gave itself: nobody waits for its reply. */
   queue: { req: BusRequest; msg: Msg | null }[];
   running: boolean;
@@ -182,6 +184,7 @@ export class ActorHost {
       seq: 0,
       loaded: false,
       factsSinceSnapshot: 0,
+      lastSnapshotBytes: 0,
       queue: [],
       running: false,
     };
@@ -242,8 +245,7 @@ export class ActorHost {
         const ack = await this.js.publish(b.factSubject(cell.id), JSON.stringify(fact), {
           expect: { lastSubjectSequence: cell.seq },
         });
-        cell.state
- = b.apply(cell.state, fact);
+        cell.state = b.apply(cell.state, fact);
         cell.seq = ack.seq;
         this.maybeSnapshot(cell);
         return decision;
@@ -283,9 +285,15 @@ export class ActorHost {
 
   private maybeSnapshot(cell: Cell, added = 1): void {
     cell.factsSinceSnapshot += added;
-    if (cell.factsSinceSnapshot < this.o.snapshotEvery) return;
+    // Every ASSAY_SNAPSHOT_EVERY facts, or more rarely for a large state: at most about 256 bytes of snapshot per
+    // fact appended. A principal's state carries a day of idempotency records, and rewriting all of them every 64
+    // facts cost more than the facts themselves.
+    const every = Math.max(this.o.snapshotEvery, Math.ceil(cell.lastSnapshotBytes / 256));
+    if (cell.factsSinceSnapshot < every) return;
     cell.factsSinceSnapshot = 0;
     const data = JSON.stringify({ seq: cell.seq, state: cell.behaviour.toSnapshot(cell.state) });
+    cell.lastSnapshotBytes = data.length;
+
     // A snapshot only shortens activation; losing one costs a longer replay, never correctness.
     this.o.snapshots.put(`${cell.behaviour.kind}.${cell.id}`, data).catch((err) => {
       this.o.log.warn({ err, actor: cell.key }, 'snapshot write failed');
