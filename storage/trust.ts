@@ -38,7 +38,11 @@ export async function addToTrustSums(tx: Sql, samples: TrustSample[]): Promise<v
   for (const s of samples) {
     const key = `${s.subject}\u0000${s.sourceKind}`;
     let a = sums.get(key);
-    if (!a) sums.set(key, (a = { subject: s.subject, kind: s.sourceKind, samples: 0, passes: 0, pass: 0, fail: 0 }));
+    if (!a) {
+      a = { subject: s.subject, kind: s.sourceKind, samples: 0, passes: 0, pass: 0, fail: 0 };
+      sums.set(key, a);
+    }
+
     a.samples++;
     if (s.pass) {
       a.passes++;
