@@ -46,6 +46,9 @@ export const requirements = {
   'CAT-FORMAT': 'The documented artifact format example parses and judges as documented.',
   'BUY-RULES': 'Each purchase refusal answers its exact status and code, in the documented order, and changes nothing.',
   'BUY-JUDGE-ERRATA': 'A mandate rejecting open judge errata refuses artifacts judged by an affected version.',
+  'BUY-QUOTE-FRESH':
+    "A purchase sees a listing's reprice or unlisting at once, though the actor host caches quotes for a minute.",
+
   'BUY-REFUND': 'A report missing its floor: held -> auto_refunded, balance restored, both events pollable.',
   'BUY-RELEASE': 'A report meeting its floor: released, payout accrued, compliance bundle verifies independently.',
   'BUY-DOUBLE-SPEND': 'Credits for exactly 3 purchases, 50 concurrent purchases: exactly 3 succeed.',

@@ -202,6 +202,49 @@ describe('refusals, in the documented order, each changing nothing', () => {
   });
 });
 
+describe('cached quotes', () => {
+  test('[BUY-QUOTE-FRESH] a reprice and an unlisting apply to the very next purchase', async () => {
+    const b = await buyer();
+    const l = await listing('fresh', { price: 300, good: true });
+    // Warm the actor host's quote cache (its time to live is 60 s).
+    assert.equal((await buy(b, { listing_id: l.listingId, formats: ['md'] }, 'f1')).status, 201);
+    const repriced = await sys.call('POST', `/v1/listings/${l.listingId}/reprice`, {
+      token: seller.token,
+      body: { price_cents: 400 },
+      key: 'f-reprice',
+    });
+    assert.equal(repriced.status, 201);
+    let n = 0;
+    // The listing's fact is the notice; it reaches the host a moment after the seller's reply, so allow 2 s.
+    const requote = await eventually(
+      'the reprice to reach the quote cache',
+      async () => {
+        const r = await buy(b, { listing_id: l.listingId, formats: ['md'], max_price_cents: 300 }, `f2-${n++}`);
+        return r.status === 201 ? undefined : r;
+      },
+      2_000,
+    );
+    assert.equal(requote.status, 409);
+    assert.ok(isTypedError(requote.body, 'requote_required'));
+    const unlisted = await sys.call('POST', `/v1/listings/${l.listingId}/unlist`, {
+      token: seller.token,
+      body: {},
+      key: 'f-unlist',
+    });
+    assert.equal(unlisted.status, 201);
+    const gone = await eventually(
+      'the unlisting to reach the quote cache',
+      async () => {
+        const r = await buy(b, { listing_id: l.listingId, formats: ['md'] }, `f3-${n++}`);
+        return r.status === 201 ? undefined : r;
+      },
+      2_000,
+    );
+    assert.equal(gone.status, 404);
+    assert.ok(isTypedError(gone.body, 'not_found'));
+  });
+});
+
 describe('settlement', () => {
   test('[BUY-REFUND] a report that misses its floor: held -> auto_refunded, balance restored, both events pollable', async () => {
     const b = await buyer();
