@@ -143,7 +143,6 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       await singleton('principal_facts_projector', (signal) =>
         runProjection(nc, sql, principalFactsProjection(names, weightAtEpoch), log, signal),
       ),
-
       await singleton('settlement_sweeper', (signal) => runSettlementSweeper(settlementDeps, signal)),
     ];
     // Every worker verifies: the VERIFY work queue hands each edition to one of them.
@@ -179,7 +178,6 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       systemClock.nowMs,
     );
     await quotes.start();
-
     stops.push(async () => quotes.stop());
     host = new ActorHost({
       nc,

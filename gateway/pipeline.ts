@@ -2,7 +2,6 @@
 // scope, input validation, Idempotency-Key, dispatch over NATS, reply mapping. One function, so both faces
 // behave the same by construction.
 import { hash } from 'node:crypto';
-
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import type { TSchema } from 'typebox';
@@ -153,7 +152,6 @@ export class Pipeline {
       body,
       // Undefined when absent (JSON drops it): a conditional spread here is a slow object copy per request.
       idempotency: idempotency ?? undefined,
-
       clientAddress: input.clientAddress,
     });
     // 7. Reply mapping.

@@ -231,7 +231,6 @@ export class Gateway {
           body,
           idempotencyKey: idempotencyKey === '' ? undefined : idempotencyKey,
           ifNoneMatch: ifNoneMatch === '' ? undefined : ifNoneMatch,
-
           requestId,
           clientAddress,
         })

@@ -1,5 +1,5 @@
-// The ledger projection: one PostgreSQL row per money fact on the LEDGER stream, keyed by stream sequence. Rows
-// depend only on their fact, so a rebuild by replay produces identical rows.
+// The ledger projection: one PostgreSQL row per money fact on the LEDGER stream, keyed by principal and stream
+// sequence. Rows depend only on their fact, so a rebuild by replay produces identical rows.
 import type { LedgerEntryT, LedgerFact, Names } from '../contracts/index.ts';
 import type { Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';

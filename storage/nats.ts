@@ -73,10 +73,12 @@ function flushOncePerTurn(nc: NatsConnection): void {
 }
 
 /**
- * Duplicate window of the fact streams: a publish retried within it with the same msgID is stored once. An actor
- * retries an append for at most a few seconds (5 attempts, each within ASSAY_REQUEST_TIMEOUT_MS), and the expected
- * last sequence refuses a late retry anyway; the server keeps every id of the window in memory, so it is short.
+ * Duplicate window of the streams: a publish retried within it with the same msgID is stored once. Actor appends
+ * carry no msgID (their expected last sequence makes them exactly-once); the outbox relay and the corpus loader do,
+ * and what they publish is idempotent downstream as well. The server keeps every id of the window in memory, so it
+ * is short.
  */
+
 export const duplicateWindowMs = 30_000;
 
 export async function ensureStreams(nc: NatsConnection, n: Names, replicas: number): Promise<JetStreamManager> {

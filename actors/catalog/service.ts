@@ -42,13 +42,13 @@ import {
   subjectSandbox,
   trustAggregates,
 } from '../../storage/index.ts';
+import type { ArtifactQuote } from '../principal/quotes.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { decodeCursor, decodeCursorText, encodeCursor } from '../shared/cursor.ts';
 import { parseArtifact } from '../verification/format.ts';
 import { currentJudgeVersion, judgeModel, judgePromptHash } from '../verification/judge.ts';
 import { meetsFloor } from '../verification/report.ts';
 
-import type { ArtifactQuote } from '../principal/quotes.ts';
 import { trustScore } from './trust.ts';
 
 type PublishRequest = {
@@ -92,7 +92,6 @@ export function contentHash(content: string): string {
 export interface CatalogDeps {
   nc: NatsConnection;
   sql: Sql;
-
   names: Names;
   config: Config;
   clock: Clock;
@@ -139,7 +138,6 @@ export function catalogService(d: CatalogDeps) {
       });
       // Purchase quotes cached in actor hosts name the current edition: tell them it changed.
       d.nc.publish(d.names.notices.artifact(artifact.id));
-
       const row = (await getArtifact(sql, artifact.id))!;
       return artifactReply(row, await currentEdition(sql, row.id), true);
     },

@@ -90,6 +90,11 @@ export interface SettleCommand {
   meanEntailment: number;
 }
 
+/** The internal command that settles one held order, sent by the actor to itself or by the settlement sweeper. */
+export function settleRequest(c: SettleCommand): BusRequest {
+  return { op: principalOps.settle, requestId: `settle-${c.orderId}`, caller: null, params: {}, query: {}, body: c };
+}
+
 export interface PrincipalDeps {
   names: Names;
   clock: Clock;
@@ -294,21 +299,14 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
     };
     // The edition's report is known already (the usual case): settle right after the commit, in this mailbox.
     // Otherwise, or if this actor dies first, the settlement sweeper settles the order once the report exists.
-    const followUp: BusRequest | undefined = artifact.report
-      ? {
-          op: principalOps.settle,
-          requestId: `settle-${orderId}`,
-          caller: null,
-          params: {},
-          query: {},
-          body: {
-            orderId,
-            reportDigest: artifact.report.digest,
-            meanEntailment: artifact.report.meanEntailment,
-          } satisfies SettleCommand,
-        }
+    const followUp = artifact.report
+      ? settleRequest({
+          orderId,
+          reportDigest: artifact.report.digest,
+          meanEntailment: artifact.report.meanEntailment,
+        })
       : undefined;
-    return { fact, reply: okReply(reply.status, reply.body), ...(followUp ? { followUp } : {}) };
+    return { fact, reply: okReply(reply.status, reply.body), followUp };
   }
 
   function settle(state: PrincipalState, c: SettleCommand): Decision<LedgerFact> {
@@ -333,7 +331,6 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
       meanEntailment: c.meanEntailment,
       floor: order.floor,
     };
-
     return { fact, reply: okReply(200, { order_id: c.orderId, settled: true, outcome: fact.type }) };
   }
 

@@ -72,8 +72,12 @@ class QuoteMap<T> {
   invalidate(key: string): void {
     this.entries.delete(key);
     this.invalidatedAt.set(key, ++this.generation);
-    // Keep the invalidation marks bounded: loads last at most a request timeout, so old marks are useless.
-    if (this.invalidatedAt.size > 10_000) this.invalidatedAt.clear();
+    // Keep the invalidation marks bounded. Forgetting them counts as a clear, so no load in flight stores its
+    // possibly stale read.
+    if (this.invalidatedAt.size > 10_000) {
+      this.invalidatedAt.clear();
+      this.clearedAt = this.generation;
+    }
   }
 
   clear(): void {

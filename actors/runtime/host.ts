@@ -293,7 +293,6 @@ export class ActorHost {
     cell.factsSinceSnapshot = 0;
     const data = JSON.stringify({ seq: cell.seq, state: cell.behaviour.toSnapshot(cell.state) });
     cell.lastSnapshotBytes = data.length;
-
     // A snapshot only shortens activation; losing one costs a longer replay, never correctness.
     this.o.snapshots.put(`${cell.behaviour.kind}.${cell.id}`, data).catch((err) => {
       this.o.log.warn({ err, actor: cell.key }, 'snapshot write failed');

@@ -282,7 +282,6 @@ export async function loadSandboxCorpus(
       if (e.closed) await closeErratum(d.sql, e.id, new Date(baseTimeMs + 86_400_000).toISOString());
     }
     d.nc.publish(d.names.notices.errata);
-
     await reserved`INSERT INTO corpus_loads (namespace, seed, artifacts, loaded_at)
                    VALUES (${ns}, ${seed}, ${count}, ${d.nowIso()})`;
     d.log.info({ seed, artifacts: count, ms: Date.now() - started }, 'sandbox corpus loaded');

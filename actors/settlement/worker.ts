@@ -10,7 +10,8 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import type { BusReply, Names } from '../../contracts/index.ts';
 import { settleableOrders, type Sql } from '../../storage/index.ts';
-import { principalOps, type SettleCommand } from '../principal/principal.ts';
+import { type SettleCommand, settleRequest } from '../principal/principal.ts';
+
 import { busRequest } from '../runtime/service.ts';
 
 export interface SettlementDeps {
@@ -22,12 +23,7 @@ export interface SettlementDeps {
 }
 
 function settleCommand(d: SettlementDeps, principalId: string, c: SettleCommand): Promise<BusReply> {
-  return busRequest(
-    d.nc,
-    d.names.actorSubject('principal', principalId),
-    { op: principalOps.settle, requestId: `settle-${c.orderId}`, caller: null, params: {}, query: {}, body: c },
-    d.timeoutMs,
-  );
+  return busRequest(d.nc, d.names.actorSubject('principal', principalId), settleRequest(c), d.timeoutMs);
 }
 
 /**

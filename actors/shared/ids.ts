@@ -5,7 +5,6 @@ import { hash } from 'node:crypto';
 export function derivedId(...parts: string[]): string {
   // One-shot hashing: a Hash object per call cost more than the hash (this is on the purchase path).
   const h = hash('sha256', parts.join('\u0000'), 'buffer');
-
   h[6] = (h[6]! & 0x0f) | 0x50; // version 5 (name-based, SHA-derived)
   h[8] = (h[8]! & 0x3f) | 0x80; // RFC 4122 variant
   const hex = h.subarray(0, 16).toString('hex');

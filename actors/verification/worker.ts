@@ -103,7 +103,6 @@ export async function runVerifier(
       if (!outcome.digest) log.warn({ editionId }, 'edition to verify does not exist; dropped');
       // Purchase quotes cached in actor hosts carry the current edition's report: tell them it landed.
       if (outcome.stored && outcome.artifactId) nc.publish(n.notices.artifact(outcome.artifactId));
-
       m.ack();
     },
     signal,
