@@ -3,6 +3,7 @@ export { authService } from './auth/service.ts';
 export { ensureActiveKey, publicJwks, rotateKey, signAgentToken, type TokenRequest } from './auth/keys.ts';
 export { ledgerService } from './ledger/service.ts';
 export { principalBehaviour, principalOps, type SettleCommand } from './principal/principal.ts';
+export { type IdempotencyIndex, IdempotencyIndexClient } from './principal/idempotency-index.ts';
 export { QuoteCache, type Quotes } from './principal/quotes.ts';
 
 export { type Clock, type IdSource, randomIds, systemClock } from './runtime/clock.ts';

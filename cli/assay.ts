@@ -60,7 +60,11 @@ async function main(argv: string[]): Promise<number> {
       const nc = await openNats(config, 'assay-rebuild');
       const sql = await openDatabase(config);
       const names = namesOf(config.namespace);
-      const facts = await rebuildProjection(nc, sql, principalFactsProjection(names, weightAtEpoch));
+      const facts = await rebuildProjection(
+        nc,
+        sql,
+        principalFactsProjection(names, weightAtEpoch, config.idempotencyRetentionHours * 3_600_000),
+      );
       console.log(`ledger entries, orders, payouts and events rebuilt up to LEDGER sequence ${facts}`);
       const listings = await rebuildProjection(nc, sql, listingProjection(names));
       console.log(`listings rebuilt up to LISTINGS sequence ${listings}`);

@@ -1,6 +1,7 @@
 // The composition root's building blocks: connect to NATS and PostgreSQL (with a clear message when either is
 // unreachable), create what they need, and start the roles. `serve` starts all three in one process.
 import { hostname } from 'node:os';
+import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import pino, { type Logger } from 'pino';
 import {
@@ -14,6 +15,7 @@ import {
   weightAtEpoch,
   runVerifier,
   ensureActiveKey,
+  IdempotencyIndexClient,
   ledgerService,
   principalBehaviour,
   QuoteCache,
@@ -26,6 +28,7 @@ import {
 import {
   assertOperationTable,
   type Config,
+  type LedgerFact,
   mcpSessionBucketMaxAgeMs,
   names as namesOf,
   type Names,
@@ -141,7 +144,13 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       await singleton('listing_projector', (signal) => runProjection(nc, sql, listingProjection(names), log, signal)),
       await singleton('outbox_relay', (signal) => runOutboxRelay(nc, sql, log, signal)),
       await singleton('principal_facts_projector', (signal) =>
-        runProjection(nc, sql, principalFactsProjection(names, weightAtEpoch), log, signal),
+        runProjection(
+          nc,
+          sql,
+          principalFactsProjection(names, weightAtEpoch, config.idempotencyRetentionHours * 3_600_000),
+          log,
+          signal,
+        ),
       ),
       await singleton('settlement_sweeper', (signal) => runSettlementSweeper(settlementDeps, signal)),
     ];
@@ -179,6 +188,10 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
     );
     await quotes.start();
     stops.push(async () => quotes.stop());
+    const idempotencyIndex = new IdempotencyIndexClient(nc, names, config.requestTimeoutMs);
+    await idempotencyIndex.start();
+    stops.push(async () => idempotencyIndex.stop());
+    const ledgerReader = await jetstreamManager(nc);
     host = new ActorHost({
       nc,
       names,
@@ -190,6 +203,12 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
           clock: systemClock,
           ids: randomIds,
           idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
+          hotKeysMax: config.idempotencyHotKeys,
+          index: idempotencyIndex,
+          async loadFact(principalId, seq) {
+            const m = await ledgerReader.direct.getMessage(names.streams.ledger.name, { seq }).catch(() => null);
+            return m && m.subject === names.ledgerSubject(principalId) ? m.json<LedgerFact>() : null;
+          },
           quotes,
         }),
         listingBehaviour({

@@ -140,8 +140,15 @@ export const configKeys = {
     'ASSAY_IDEMPOTENCY_RETENTION_HOURS',
     24,
     int(1, 24 * 365),
-    'How long a used Idempotency-Key replays its stored result.',
+    'How long a used Idempotency-Key replays its stored result. A purchase key replays as long as its order exists.',
   ),
+  idempotencyHotKeys: key(
+    'ASSAY_IDEMPOTENCY_HOT_KEYS',
+    1000,
+    int(1, 1_000_000),
+    "Idempotency records a principal actor keeps in memory (and in its snapshots); older keys are looked up in PostgreSQL's idempotency index through the ledger service.",
+  ),
+
   sandboxGrantCents: key(
     'ASSAY_SANDBOX_GRANT_CENTS',
     100_000,

@@ -1,6 +1,8 @@
 // Public entry of storage/: JetStream definitions, PostgreSQL access and migrations, projections.
 export { activateKey, activeKey, allKeys, type KeyPurpose, type StoredKey } from './keys.ts';
+export { lookupIdempotencyKeys } from './idempotency.ts';
 export { insertLedgerRows, ledgerProjection, ledgerRow, readLedgerPage } from './ledger-projection.ts';
+
 export { type Projection, projectionCheckpoint, rebuildProjection, runProjection } from './projector.ts';
 export { connectNats, dropNamespace, duplicateWindowMs, ensureStreams, isNotFound, openBuckets } from './nats.ts';
 export { ensureDatabase, migrate, openPool, type Sql } from './postgres.ts';

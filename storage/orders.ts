@@ -3,6 +3,7 @@
 import type { LedgerFact, Names } from '../contracts/index.ts';
 import type { Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';
+import { type IdempotencyKeyRow, insertIdempotencyKeys, pruneIdempotencyKeys } from './idempotency.ts';
 import { ledgerProjection } from './ledger-projection.ts';
 import { addToTrustSums, dropTrustSamples, type TrustSample } from './trust.ts';
 
@@ -42,6 +43,7 @@ interface HeldOrderRow {
   floor: number;
   formats: string[];
   key: string;
+  hash: string;
   snapshot: string;
   sandbox: boolean;
   seq: number;
@@ -51,8 +53,19 @@ interface HeldOrderRow {
   settled_at: string | null;
 }
 
-/** `weight` turns a settlement time into the trust weight the trust rule gives it (the rule lives in actors/). */
-export function commerceProjection(n: Names, weight: (atMs: number) => number): Projection<LedgerFact> {
+/** Idempotency keys are pruned at most this often, by fact time. */
+const keyPruneEveryMs = 60_000;
+
+/**
+ * `weight` turns a settlement time into the trust weight the trust rule gives it (the rule lives in actors/);
+ * `keyRetentionMs` is how long a key other than a purchase's stays in the idempotency index.
+ */
+export function commerceProjection(
+  n: Names,
+  weight: (atMs: number) => number,
+  keyRetentionMs: number,
+): Projection<LedgerFact> {
+  let prunedAtMs = 0;
   return {
     checkpoint: `commerce:${n.streams.ledger.name}`,
     stream: n.streams.ledger.name,
@@ -66,7 +79,18 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
       const settled: { id: string; state: string; digest: string; at: string }[] = [];
       const payouts: object[] = [];
       const samples: TrustSample[] = [];
+      const keys: IdempotencyKeyRow[] = [];
       for (const { seq, fact: f } of batch) {
+        // A purchase's key is indexed in its order row; every other call's here.
+        if (f.idempotency && f.type !== 'escrow_held') {
+          keys.push({
+            principal_id: f.principalId,
+            key: f.idempotency.key,
+            request_hash: f.idempotency.requestHash,
+            stream_seq: seq,
+            created_at: f.at,
+          });
+        }
         switch (f.type) {
           case 'escrow_held':
             held.set(f.orderId, {
@@ -82,6 +106,7 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
               floor: f.floor,
               formats: f.formats,
               key: f.idempotency?.key ?? '',
+              hash: f.idempotency?.requestHash ?? '',
               snapshot: f.priceSnapshotId,
               sandbox: f.sandbox,
               seq,
@@ -134,14 +159,14 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
       if (held.size > 0) {
         await tx`
           INSERT INTO orders (id, buyer_principal_id, buyer_agent_id, listing_id, artifact_id, edition_id,
-            seller_principal_id, subscription_id, state, escrow_cents, floor, formats, idempotency_key,
+            seller_principal_id, subscription_id, state, escrow_cents, floor, formats, idempotency_key, request_hash,
             price_snapshot_id, sandbox, held_seq, created_at, report_digest, updated_at, settled_at)
           SELECT r.id, r.buyer, r.agent, r.listing, r.artifact, r.edition, r.seller, r.subscription, r.state, r.escrow,
-                 r.floor, r.formats, r.key, r.snapshot, r.sandbox, r.seq, r.at, r.digest, coalesce(r.settled_at, r.at),
-                 r.settled_at
+                 r.floor, r.formats, r.key, r.hash, r.snapshot, r.sandbox, r.seq, r.at, r.digest,
+                 coalesce(r.settled_at, r.at), r.settled_at
           FROM json_to_recordset(${JSON.stringify([...held.values()])}::text::json)
                AS r(id uuid, buyer uuid, agent uuid, listing uuid, artifact uuid, edition uuid, seller uuid,
-                    subscription uuid, escrow bigint, floor float8, formats text[], key text, snapshot text,
+                    subscription uuid, escrow bigint, floor float8, formats text[], key text, hash text, snapshot text,
                     sandbox boolean, seq bigint, at timestamptz, state text, digest text, settled_at timestamptz)
           ON CONFLICT (id) DO NOTHING`;
       }
@@ -165,9 +190,15 @@ export function commerceProjection(n: Names, weight: (atMs: number) => number): 
       }
       // Each settlement fact is applied once (the checkpoint commits with this transaction): sums only, no rows.
       if (samples.length > 0) await addToTrustSums(tx, samples);
+      await insertIdempotencyKeys(tx, keys);
+      const lastAtMs = Date.parse(batch.at(-1)!.fact.at);
+      if (lastAtMs - prunedAtMs >= keyPruneEveryMs) {
+        await pruneIdempotencyKeys(tx, new Date(lastAtMs - keyRetentionMs).toISOString());
+        prunedAtMs = lastAtMs;
+      }
     },
     async truncate(tx) {
-      await tx`TRUNCATE orders, payouts`;
+      await tx`TRUNCATE orders, payouts, idempotency_keys`;
       await dropTrustSamples(tx, 'settlement');
     },
   };
@@ -266,9 +297,14 @@ export async function storeBundle(sql: Sql, orderId: string, digest: string, bun
  * Everything projected from the LEDGER stream, in one pass and one transaction per batch: ledger entries, then
  * orders, payouts and settlement trust samples (events are read from the entries). One reader of the stream.
  */
-export function principalFactsProjection(n: Names, weight: (atMs: number) => number): Projection<LedgerFact> {
+export function principalFactsProjection(
+  n: Names,
+  weight: (atMs: number) => number,
+  keyRetentionMs: number,
+): Projection<LedgerFact> {
   const ledger = ledgerProjection(n);
-  const commerce = commerceProjection(n, weight);
+  const commerce = commerceProjection(n, weight, keyRetentionMs);
+
   return {
     checkpoint: `principal_facts:${n.streams.ledger.name}`,
     stream: n.streams.ledger.name,

@@ -7,6 +7,11 @@ export const requirements = {
   'SPINE-IDEM-REPLAY': 'Same key and body replays the same status and body; the effect happens once.',
   'SPINE-IDEM-CONFLICT': 'Same key with another body gets 422 idempotency_conflict.',
   'SPINE-IDEM-RETENTION': 'An Idempotency-Key replays for the retention window and is forgotten after it.',
+  'SPINE-IDEM-INDEX':
+    'Past the keys an actor keeps in memory, old keys replay or conflict from the index, and a miss the index cannot vouch for is refused as retryable.',
+  'BUY-IDEM-COLD':
+    'With a principal past its in-memory keys, an old purchase key replays its order through PostgreSQL, a changed body conflicts, and a new key buys once.',
+
   'SPINE-INVARIANTS': 'A fact that breaks a money invariant (balance mismatch, non-positive credit) is refused.',
   'SPINE-IDEM-CONCURRENT': 'Concurrent requests with one key resolve to one execution and replays.',
   'SPINE-AUTH': 'No token, a tampered token or an expired token gets 401 unauthorized, remediation authenticate.',

@@ -22,6 +22,7 @@ import {
   getBundle,
   getOrder,
   getReport,
+  lookupIdempotencyKeys,
   type OrderRow,
   ordersPage,
   principalFactsProjection,
@@ -35,11 +36,25 @@ import {
 import { weightAtEpoch } from '../catalog/trust.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { decodeCursor, encodeCursor } from '../shared/cursor.ts';
+import { purchaseOrderId } from '../shared/ids.ts';
 import { judgePromptHash } from '../verification/judge.ts';
 import { signBytes } from '../verification/report.ts';
 
 /** How long a read waits for a projection to catch up before answering with what it has. */
 const catchUpWaitMs = 1000;
+
+/** Internal operations (not in the operation table, so no route reaches them). */
+export const ledgerOps = {
+  /** Actor hosts: find idempotency keys their actors no longer keep in memory (actors/principal/idempotency-index.ts). */
+  lookupKeys: 'idempotency.lookup',
+} as const;
+
+export interface IdempotencyLookupReply {
+  /** The principal-facts checkpoint, read before the lookup. */
+  indexedThroughSeq: number;
+  /** `[principalId, key, requestHash, LEDGER sequence of the fact]` per key found. */
+  found: [string, string, string, number][];
+}
 
 export interface LedgerServiceDeps {
   nc: NatsConnection;
@@ -72,7 +87,11 @@ export async function ledgerService(d: LedgerServiceDeps) {
   const { sql, names } = d;
   const jsm = await jetstreamManager(d.nc);
   // Ledger entries, orders, payouts and events are one projection: one checkpoint to wait for.
-  const projection = principalFactsProjection(names, weightAtEpoch) as Projection<unknown>;
+  const projection = principalFactsProjection(
+    names,
+    weightAtEpoch,
+    d.config.idempotencyRetentionHours * 3_600_000,
+  ) as Projection<unknown>;
 
   const caughtUp = async (principalId: string, projection: Projection<unknown>) => {
     const last = await jsm.direct.getMessage(names.streams.ledger.name, {
@@ -148,6 +167,18 @@ export async function ledgerService(d: LedgerServiceDeps) {
   }
 
   const handlers: Record<string, (req: BusRequest, caller: Caller) => Promise<BusReply>> = {
+    async [ledgerOps.lookupKeys](req) {
+      const { keys } = req.body as { keys: [string, string][] };
+      const wanted = keys.map(([principalId, key]) => ({
+        principalId,
+        key,
+        // A purchase's key is found through the order it made.
+        orderId: purchaseOrderId(principalId, key),
+      }));
+      const body: IdempotencyLookupReply = await lookupIdempotencyKeys(sql, projection.checkpoint, wanted);
+      return okReply(200, body);
+    },
+
     async getLedger(req, caller) {
       const q = req.query as { cursor?: string; limit?: number };
       const beforeSeq = cursorOf('ledger', q);

@@ -192,6 +192,7 @@ export function listingBehaviour(d: ListingDeps): ActorBehaviour<ListingState, L
     },
     toSnapshot: (s) => s,
     fromSnapshot: (data) => data as ListingState,
+    snapshotVersion: 1,
   };
 }
 

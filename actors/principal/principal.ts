@@ -23,27 +23,44 @@ import { catalogOps } from '../catalog/service.ts';
 import { listingOps } from '../listing/listing.ts';
 import type { Clock, IdSource } from '../runtime/clock.ts';
 import type { ActorBehaviour, Decision } from '../runtime/host.ts';
-import { derivedId } from '../shared/ids.ts';
+import { derivedId, purchaseOrderId } from '../shared/ids.ts';
 import { meetsFloor } from '../verification/report.ts';
+import type { IdempotencyIndex, IndexedKey } from './idempotency-index.ts';
 import type { Quotes } from './quotes.ts';
 
-interface StoredReply {
-  requestHash: string;
-  reply: { status: number; body: unknown };
-  atMs: number;
+/**
+ * A key the actor keeps in memory, packed into one string, `<seq> <atMs> <requestHash>`: one heap object for the
+ * garbage collector instead of four. The reply is not kept: a replay reads the fact at `seq` (replays are rare).
+ */
+type HotRecord = string;
+const hotRecord = (seq: number, atMs: number, requestHash: string): HotRecord => `${seq} ${atMs} ${requestHash}`;
+function unpackHot(r: HotRecord): IndexedKey & { atMs: number } {
+  const a = r.indexOf(' ');
+  const b = r.indexOf(' ', a + 1);
+  return { seq: Number(r.slice(0, a)), atMs: Number(r.slice(a + 1, b)), requestHash: r.slice(b + 1) };
 }
 
-/**
- * A stored reply packed into one string, `<atMs> <requestHash> <reply JSON>`. A principal keeps a day of them; one
- * string per record is one heap object for the garbage collector to trace instead of five, and replays are rare.
- */
-type PackedReply = string;
-const packReply = (r: StoredReply): PackedReply => `${r.atMs} ${r.requestHash} ${JSON.stringify(r.reply)}`;
-const packedAtMs = (p: PackedReply) => Number(p.slice(0, p.indexOf(' ')));
-function unpackReply(p: PackedReply): StoredReply {
-  const a = p.indexOf(' ');
-  const b = p.indexOf(' ', a + 1);
-  return { atMs: Number(p.slice(0, a)), requestHash: p.slice(a + 1, b), reply: JSON.parse(p.slice(b + 1)) };
+type StoredReply = { status: number; body: unknown };
+
+/** What a purchase answers, whether first run or replayed from its `escrow_held` fact. */
+function purchaseReply(orderId: string, escrowCents: number, formats: ('md' | 'pdf')[]): StoredReply {
+  return {
+    status: 201,
+    body: {
+      order_id: orderId,
+      state: 'held',
+      escrow_cents: escrowCents,
+      formats,
+      poll: `GET /v1/orders, or watch order.state_changed events for order ${orderId}`,
+    },
+  };
+}
+
+/** The reply a fact's command gave: stored in the fact, or rebuilt from it (a purchase). */
+function replyOf(fact: LedgerFact): StoredReply | null {
+  if (fact.idempotency?.reply) return fact.idempotency.reply;
+  if (fact.type === 'escrow_held') return purchaseReply(fact.orderId, fact.priceCents, fact.formats);
+  return null;
 }
 
 interface HeldOrder {
@@ -67,8 +84,14 @@ export interface PrincipalState {
   held: Map<string, HeldOrder>;
   /** The current mandate last; earlier ones stay for the principal's history. */
   mandates: MandateRecord[];
-  /** Idempotency records by key, oldest first (facts arrive in time order), pruned after the retention window. */
-  idempotency: Map<string, PackedReply>;
+  /**
+   * The most recent idempotency records by key, oldest first (facts arrive in time order). A record leaves once
+   * there are more than ASSAY_IDEMPOTENCY_HOT_KEYS or it is past the retention window, and only once the
+   * idempotency index holds it.
+   */
+  idempotency: Map<string, HotRecord>;
+  /** LEDGER sequence of the newest record that left memory; 0 if none has, and then memory alone knows every key. */
+  evictedThroughSeq: number;
 }
 
 export const principalOps = {
@@ -100,6 +123,11 @@ export interface PrincipalDeps {
   clock: Clock;
   ids: IdSource;
   idempotencyRetentionMs: number;
+  /** Idempotency records an actor keeps in memory; older ones are looked up in `index`. */
+  hotKeysMax: number;
+  index: IdempotencyIndex;
+  /** A fact of this principal's by its LEDGER sequence, to replay its reply; null if it cannot be read. */
+  loadFact(principalId: string, seq: number): Promise<LedgerFact | null>;
   quotes: Quotes;
 }
 
@@ -127,16 +155,31 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
   const currentMandate = (s: PrincipalState) => s.mandates.at(-1) ?? null;
   const mandateResource = (m: MandateRecord, current: boolean) => ({ ...m, current });
 
-  const replayOrConflict = (state: PrincipalState, req: BusRequest): BusReply | null => {
-    if (!req.idempotency) return null;
-    const packed = state.idempotency.get(req.idempotency.key);
-    if (!packed) return null;
-    const stored = unpackReply(packed);
-    if (stored.requestHash !== req.idempotency.requestHash) {
+  /**
+   * The answer to a key used before: its stored reply replayed, or a conflict; null for a key never used. A key not
+   * in memory is looked up in the index once any record has left memory. If the index cannot vouch for a miss (it
+   * is behind the records that left, during a rebuild, or unreachable), the call is refused as retryable rather than
+   * risk running twice.
+   */
+  async function replayOrConflict(state: PrincipalState, key: string, requestHash: string): Promise<BusReply | null> {
+    const hot = state.idempotency.get(key);
+    let used: IndexedKey | null = hot === undefined ? null : unpackHot(hot);
+    if (!used && state.evictedThroughSeq > 0) {
+      const cold = await d.index.lookup(state.principalId, key);
+      if (!cold || (!cold.found && cold.indexedThroughSeq < state.evictedThroughSeq)) {
+        return errorReply('unavailable', 'the idempotency index is catching up; retry with the same key', 1);
+      }
+      used = cold.found;
+    }
+    if (!used) return null;
+    if (used.requestHash !== requestHash) {
       return errorReply('idempotency_conflict', 'this Idempotency-Key was already used with a different request');
     }
-    return { ok: true, status: stored.reply.status, body: stored.reply.body, replayed: true };
-  };
+    const fact = await d.loadFact(state.principalId, used.seq);
+    const reply = fact?.idempotency?.key === key ? replyOf(fact) : null;
+    if (!reply) return errorReply('unavailable', 'the stored result could not be read; retry with the same key', 1);
+    return { ok: true, status: reply.status, body: reply.body, replayed: true };
+  }
 
   /** Seller operations whose state lives in the catalog or a listing actor: where to send them, with derived ids. */
   const forwarded = (req: BusRequest): { subject: string; request: BusRequest } | null => {
@@ -265,17 +308,8 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
         ),
       };
     }
-    const orderId = derivedId(state.principalId, 'order', req.idempotency!.key);
-    const reply = {
-      status: 201,
-      body: {
-        order_id: orderId,
-        state: 'held',
-        escrow_cents: l.priceCents,
-        formats: body.formats,
-        poll: `GET /v1/orders, or watch order.state_changed events for order ${orderId}`,
-      },
-    };
+    const orderId = purchaseOrderId(state.principalId, req.idempotency!.key);
+    const reply = purchaseReply(orderId, l.priceCents, body.formats);
     // The hot path's facts are plain literals: spreading `base()` into them cost more than the rest of the decision.
     const fact: EscrowHeldFact = {
       id: d.ids.uuid(),
@@ -295,8 +329,10 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
       floor: l.floor,
       priceSnapshotId: quote.snapshotId,
       subscriptionId: null,
-      idempotency: record(req, reply),
+      // No reply: the fact rebuilds it (replyOf).
+      idempotency: { key: req.idempotency!.key, requestHash: req.idempotency!.requestHash, agentId: caller.agentId },
     };
+
     // The edition's report is known already (the usual case): settle right after the commit, in this mailbox.
     // Otherwise, or if this actor dies first, the settlement sweeper settles the order once the report exists.
     const followUp = artifact.report
@@ -400,9 +436,10 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
       held: new Map(),
       mandates: [],
       idempotency: new Map(),
+      evictedThroughSeq: 0,
     }),
 
-    apply(state, fact) {
+    apply(state, fact, seq) {
       assert.equal(fact.principalId, state.principalId, 'fact on the wrong principal subject');
       switch (fact.type) {
         case 'credited':
@@ -460,21 +497,27 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
       );
       const atMs = Date.parse(fact.at);
       if (fact.idempotency) {
-        const { key, requestHash, reply } = fact.idempotency;
-        state.idempotency.delete(key);
-        state.idempotency.set(key, packReply({ requestHash, reply, atMs }));
+        state.idempotency.delete(fact.idempotency.key);
+        state.idempotency.set(fact.idempotency.key, hotRecord(seq, atMs, fact.idempotency.requestHash));
       }
-      // Prune from the oldest end; the map is in fact order, so this stops at the first fresh record.
+      // Let records go from the oldest end (the map is in fact order) while there are too many or they are past
+      // retention, but never one the index does not hold yet: until then memory is the only place it is known.
+      const indexed = d.index.indexedThroughSeq();
       for (const [key, rec] of state.idempotency) {
-        if (packedAtMs(rec) >= atMs - d.idempotencyRetentionMs) break;
+        const old = unpackHot(rec);
+        const over = state.idempotency.size > d.hotKeysMax || old.atMs < atMs - d.idempotencyRetentionMs;
+        if (!over || old.seq > indexed) break;
         state.idempotency.delete(key);
+        if (old.seq > state.evictedThroughSeq) state.evictedThroughSeq = old.seq;
       }
       return state;
     },
 
     async decide(state, req) {
-      const earlier = replayOrConflict(state, req);
-      if (earlier) return { reply: earlier };
+      if (req.idempotency) {
+        const earlier = await replayOrConflict(state, req.idempotency.key, req.idempotency.requestHash);
+        if (earlier) return { reply: earlier };
+      }
       const forward = forwarded(req);
       if (forward) {
         return {
@@ -524,11 +567,9 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
         case principalOps.grantSandbox: {
           const g = req.body as GrantSandbox;
           const key = `sandbox-grant:${g.registrationId}`;
-          const packed = state.idempotency.get(key);
-          if (packed) {
-            const stored = unpackReply(packed);
-            return { reply: okReply(stored.reply.status, stored.reply.body) };
-          }
+          const earlier = await replayOrConflict(state, key, key);
+          // Answered as a first run: the sandbox service that asks is itself retrying.
+          if (earlier) return { reply: earlier.ok ? okReply(earlier.status, earlier.body) : earlier };
           const mandate: MandateRecord = { ...g.mandate, createdAt: d.clock.nowIso() };
           const reply = { status: 200, body: { balance_cents: state.availableCents + g.amountCents, mandate } };
           const idempotency = { key, requestHash: key, agentId: '', reply };
@@ -560,12 +601,12 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
     toSnapshot: (s) => ({ ...s, held: [...s.held], idempotency: [...s.idempotency] }),
     fromSnapshot: (data) => {
       const s = data as Omit<PrincipalState, 'idempotency' | 'held'> & {
-        idempotency: [string, PackedReply | StoredReply][];
+        idempotency: [string, HotRecord][];
         held: [string, HeldOrder][];
       };
-      // Snapshots written before records were packed hold them as objects.
-      const packed = s.idempotency.map(([k, v]) => [k, typeof v === 'string' ? v : packReply(v)] as const);
-      return { ...s, held: new Map(s.held), idempotency: new Map(packed) };
+      return { ...s, held: new Map(s.held), idempotency: new Map(s.idempotency) };
     },
+    // 2: records carry their fact's sequence, not their reply.
+    snapshotVersion: 2,
   };
 }

@@ -38,12 +38,14 @@ export interface ActorBehaviour<S, F extends { id: string }> {
   stream: string;
   factSubject(actorId: string): string;
   initial(actorId: string): S;
-  /** Pure fold of one fact; asserts the kind's invariants and throws when one breaks. */
-  apply(state: S, fact: F): S;
+  /** Fold of one fact at its stream sequence; asserts the kind's invariants and throws when one breaks. */
+  apply(state: S, fact: F, seq: number): S;
   /** Decide a command against the current state: a reply alone, or one fact to append and the reply to send. */
   decide(state: S, req: BusRequest, actorId: string, seq: number): Decision<F> | Promise<Decision<F>>;
   toSnapshot(state: S): unknown;
   fromSnapshot(data: unknown): S;
+  /** Bumped when the snapshot's shape changes: a snapshot of another version is ignored and the facts replayed. */
+  snapshotVersion: number;
 }
 
 export interface HostOptions {
@@ -245,7 +247,7 @@ export class ActorHost {
         const ack = await this.js.publish(b.factSubject(cell.id), JSON.stringify(fact), {
           expect: { lastSubjectSequence: cell.seq },
         });
-        cell.state = b.apply(cell.state, fact);
+        cell.state = b.apply(cell.state, fact, ack.seq);
         cell.seq = ack.seq;
         this.maybeSnapshot(cell);
         return decision;
@@ -264,8 +266,9 @@ export class ActorHost {
     const b = cell.behaviour;
     if (!cell.loaded && cell.seq === 0) {
       const snap = await this.o.snapshots.get(`${b.kind}.${cell.id}`);
-      if (snap && snap.operation === 'PUT') {
-        const data = snap.json<{ seq: number; state: unknown }>();
+      const data = snap?.operation === 'PUT' ? snap.json<{ seq: number; v?: number; state: unknown }>() : null;
+      // Snapshots written before versions existed are version 1.
+      if (data && (data.v ?? 1) === b.snapshotVersion) {
         cell.state = b.fromSnapshot(data.state);
         cell.seq = data.seq;
       }
@@ -275,7 +278,7 @@ export class ActorHost {
     for (;;) {
       const m = await this.jsm.direct.getMessage(b.stream, { next_by_subj: subject, seq: cell.seq + 1 });
       if (!m) break;
-      cell.state = b.apply(cell.state, m.json());
+      cell.state = b.apply(cell.state, m.json(), m.seq);
       cell.seq = m.seq;
       replayed++;
     }
@@ -286,15 +289,16 @@ export class ActorHost {
   private maybeSnapshot(cell: Cell, added = 1): void {
     cell.factsSinceSnapshot += added;
     // Every ASSAY_SNAPSHOT_EVERY facts, or more rarely for a large state: at most about 256 bytes of snapshot per
-    // fact appended. A principal's state carries a day of idempotency records, and rewriting all of them every 64
-    // facts cost more than the facts themselves.
+    // fact appended. A principal's state carries up to ASSAY_IDEMPOTENCY_HOT_KEYS idempotency records, and
+    // rewriting all of them every 64 facts would cost more than the facts themselves.
     const every = Math.max(this.o.snapshotEvery, Math.ceil(cell.lastSnapshotBytes / 256));
     if (cell.factsSinceSnapshot < every) return;
     cell.factsSinceSnapshot = 0;
-    const data = JSON.stringify({ seq: cell.seq, state: cell.behaviour.toSnapshot(cell.state) });
+    const b = cell.behaviour;
+    const data = JSON.stringify({ seq: cell.seq, v: b.snapshotVersion, state: b.toSnapshot(cell.state) });
     cell.lastSnapshotBytes = data.length;
     // A snapshot only shortens activation; losing one costs a longer replay, never correctness.
-    this.o.snapshots.put(`${cell.behaviour.kind}.${cell.id}`, data).catch((err) => {
+    this.o.snapshots.put(`${b.kind}.${cell.id}`, data).catch((err) => {
       this.o.log.warn({ err, actor: cell.key }, 'snapshot write failed');
     });
   }

@@ -10,3 +10,8 @@ export function derivedId(...parts: string[]): string {
   const hex = h.subarray(0, 16).toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
+
+/** The order a purchase under this Idempotency-Key makes: a retry finds the same order, and so does the index. */
+export function purchaseOrderId(principalId: string, idempotencyKey: string): string {
+  return derivedId(principalId, 'order', idempotencyKey);
+}

@@ -175,7 +175,11 @@ describe('concurrency and projections', () => {
     const before = await projectionRows();
     const sql = openPool(sys.config.databaseUrl, 2);
     try {
-      const lastSeq = await rebuildProjection(sys.nc, sql, principalFactsProjection(sys.names, weightAtEpoch));
+      const lastSeq = await rebuildProjection(
+        sys.nc,
+        sql,
+        principalFactsProjection(sys.names, weightAtEpoch, sys.config.idempotencyRetentionHours * 3_600_000),
+      );
       assert.equal(lastSeq, before.at(-1)!.stream_seq);
     } finally {
       await sql.end();

@@ -1,22 +1,47 @@
 // The principal actor's rules as pure functions, with the clock passed in: idempotency records expire after the
-// retention window, and a fact that breaks an invariant is refused loudly.
+// retention window, leave memory for the index only once it holds them, and a fact that breaks an invariant is
+// refused loudly.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { IndexedKey } from '../../actors/principal/idempotency-index.ts';
+import { principalBehaviour } from '../../actors/principal/principal.ts';
 import type { BusReply, BusRequest, LedgerFact } from '../../contracts/index.ts';
 import { names } from '../../contracts/index.ts';
-import { principalBehaviour } from '../../actors/principal/principal.ts';
 
 const hourMs = 3_600_000;
 let now = Date.parse('2026-11-21T00:00:00.000Z');
 let n = 0;
-const behaviour = principalBehaviour({
-  names: names('unit'),
-  clock: { nowMs: () => now, nowIso: () => new Date(now).toISOString() },
-  ids: { uuid: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}` },
-  idempotencyRetentionMs: 24 * hourMs,
-  // Top-ups never ask for quotes; purchases are tested against the real system.
-  quotes: { listing: async () => null, artifact: async () => null },
-});
+/** The stream and the index, in memory: what the host and the projector give a real actor. */
+const log: LedgerFact[] = [];
+const index = { through: 0, up: true };
+const indexed = (principalId: string, key: string): IndexedKey | null => {
+  for (let seq = Math.min(index.through, log.length); seq >= 1; seq--) {
+    const f = log[seq - 1]!;
+    // The projector prunes keys past retention (a purchase's stays with its order; top-ups are all this tests).
+    if (Date.parse(f.at) < now - 24 * hourMs) continue;
+    if (f.principalId === principalId && f.idempotency?.key === key) {
+      return { requestHash: f.idempotency.requestHash, seq };
+    }
+  }
+  return null;
+};
+const behaviourWith = (hotKeysMax: number) =>
+  principalBehaviour({
+    names: names('unit'),
+    clock: { nowMs: () => now, nowIso: () => new Date(now).toISOString() },
+    ids: { uuid: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}` },
+    idempotencyRetentionMs: 24 * hourMs,
+    hotKeysMax,
+    index: {
+      indexedThroughSeq: () => index.through,
+      lookup: async (principalId, key) =>
+        index.up ? { found: indexed(principalId, key), indexedThroughSeq: index.through } : null,
+    },
+    loadFact: async (principalId, seq) => (log[seq - 1]?.principalId === principalId ? log[seq - 1]! : null),
+    // Top-ups never ask for quotes; purchases are tested against the real system.
+    quotes: { listing: async () => null, artifact: async () => null },
+  });
+const behaviour = behaviourWith(1000);
 const principalId = '11111111-1111-4111-8111-111111111111';
 const topUp = (key: string, credits: number): BusRequest => ({
   op: 'topUp',
@@ -28,11 +53,13 @@ const topUp = (key: string, credits: number): BusRequest => ({
   idempotency: { key, requestHash: `hash-${key}-${credits}` },
 });
 
-async function run(state: ReturnType<typeof behaviour.initial>, req: BusRequest) {
-  const d = await behaviour.decide(state, req, principalId, 0);
-
+async function run(state: ReturnType<typeof behaviour.initial>, req: BusRequest, b = behaviour) {
+  const d = await b.decide(state, req, principalId, 0);
   assert.ok(!('call' in d), 'top-ups are decided by the principal alone');
-  if ('fact' in d) behaviour.apply(state, d.fact);
+  if ('fact' in d) {
+    log.push(d.fact);
+    b.apply(state, d.fact, log.length);
+  }
   return d as { reply: BusReply; fact?: LedgerFact };
 }
 
@@ -45,13 +72,45 @@ test('[SPINE-IDEM-RETENTION] a key replays within the retention window and is fo
   assert.ok(!replay.fact && replay.reply.ok && replay.reply.replayed);
   const conflict = await run(state, topUp('k1', 6));
   assert.ok(!conflict.reply.ok && conflict.reply.error.code === 'idempotency_conflict');
-  // A fact after the window prunes the old record; the key then names a new request.
+  // A fact after the window prunes the old record (the index holds it); the key then names a new request.
   now += 2 * hourMs;
+  index.through = log.length;
   await run(state, topUp('k2', 1));
   assert.equal(state.idempotency.has('k1'), false);
   const again = await run(state, topUp('k1', 5));
   assert.ok(again.fact, 'an expired key executes again');
   assert.equal(state.availableCents, 1100);
+});
+
+test('[SPINE-IDEM-INDEX] past the keys kept in memory, a key replays from the index, and a miss the index cannot vouch for is refused', async () => {
+  const hot = behaviourWith(2);
+  const state = hot.initial(principalId);
+  index.through = 0;
+  for (const k of ['i1', 'i2', 'i3']) assert.ok((await run(state, topUp(k, 1), hot)).fact);
+  // Nothing is indexed yet: every record stays in memory, whatever the cap.
+  assert.equal(state.idempotency.size, 3);
+  index.through = log.length;
+  assert.ok((await run(state, topUp('i4', 1), hot)).fact);
+  assert.deepEqual([...state.idempotency.keys()], ['i3', 'i4']);
+  assert.ok(state.evictedThroughSeq > 0);
+
+  const replay = await run(state, topUp('i1', 1), hot);
+  assert.ok(!replay.fact && replay.reply.ok && replay.reply.replayed, 'an evicted key replays from the index');
+  assert.deepEqual(replay.reply.ok && replay.reply.body, { status: 'credited', amount_cents: 100, sandbox: true });
+  const conflict = await run(state, topUp('i2', 7), hot);
+  assert.ok(!conflict.reply.ok && conflict.reply.error.code === 'idempotency_conflict');
+
+  // The index moved back (a rebuild) or is unreachable: a key it cannot find might be one that left memory.
+  index.through = 1;
+  const unsure = await run(state, topUp('i9', 1), hot);
+  assert.ok(!unsure.fact && !unsure.reply.ok && unsure.reply.error.code === 'unavailable');
+  index.through = log.length;
+  index.up = false;
+  const down = await run(state, topUp('i9', 1), hot);
+  assert.ok(!down.fact && !down.reply.ok && down.reply.error.code === 'unavailable');
+  index.up = true;
+  assert.ok((await run(state, topUp('i9', 1), hot)).fact, 'a new key runs once the index can vouch for it');
+  assert.equal(state.availableCents, 500);
 });
 
 test('[SPINE-INVARIANTS] a fact whose balance disagrees with the fold, or that credits nothing, is refused', () => {
@@ -67,10 +126,10 @@ test('[SPINE-INVARIANTS] a fact whose balance disagrees with the fold, or that c
     topupId: 't',
     balanceAfterCents,
   });
-  assert.throws(() => behaviour.apply(state, fact(100, 999)), /disagree/);
-  assert.throws(() => behaviour.apply(behaviour.initial(principalId), fact(0, 0)), /positive/);
+  assert.throws(() => behaviour.apply(state, fact(100, 999), 1), /disagree/);
+  assert.throws(() => behaviour.apply(behaviour.initial(principalId), fact(0, 0), 1), /positive/);
   assert.throws(
-    () => behaviour.apply(behaviour.initial(principalId), { ...fact(100, 100), principalId: 'someone-else' }),
+    () => behaviour.apply(behaviour.initial(principalId), { ...fact(100, 100), principalId: 'someone-else' }, 1),
     /wrong principal/,
   );
 });
