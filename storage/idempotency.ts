@@ -27,32 +27,37 @@ export async function pruneIdempotencyKeys(tx: Sql, before: string): Promise<voi
 }
 
 /**
- * Find keys: each as (principal, key, the order id the key would have made). The checkpoint is read first, in its
- * own statement, so every fact it covers was committed before the lookup reads: a miss at or below it is a true miss.
+ * Find keys: each as (principal, key, the order id the key would have made), with the projection's checkpoint read
+ * in the same statement, so in the same snapshot: every fact the checkpoint covers is visible to the lookup, and a
+ * miss at or below it is a true miss. Keys other than purchases' count only if used after `usedAfter`.
  */
 export async function lookupIdempotencyKeys(
   sql: Sql,
   checkpointName: string,
   keys: { principalId: string; key: string; orderId: string }[],
+  usedAfter: string,
 ): Promise<{ indexedThroughSeq: number; found: [string, string, string, number][] }> {
-  const [cp] = await sql<
-    { last_seq: number }[]
-  >`SELECT last_seq FROM projection_checkpoints WHERE name = ${checkpointName}`;
-  const indexedThroughSeq = cp?.last_seq ?? 0;
-  if (keys.length === 0) return { indexedThroughSeq, found: [] };
-  const rows = await sql<{ principal_id: string; key: string; request_hash: string | null; seq: number }[]>`
+  const rows = await sql<
+    { checkpoint: number | null; principal_id: string | null; key: string; request_hash: string | null; seq: number }[]
+  >`
     WITH k AS (
       SELECT * FROM unnest(${keys.map((k) => k.principalId)}::uuid[], ${keys.map((k) => k.key)}::text[],
                            ${keys.map((k) => k.orderId)}::uuid[]) AS k(principal_id, key, order_id)
+    ), found AS (
+      SELECT k.principal_id, k.key, o.request_hash, o.held_seq AS seq
+        FROM k JOIN orders o ON o.id = k.order_id AND o.buyer_principal_id = k.principal_id
+      UNION ALL
+      SELECT k.principal_id, k.key, i.request_hash, i.stream_seq AS seq
+        FROM k JOIN idempotency_keys i ON i.principal_id = k.principal_id AND i.key = k.key
+       WHERE i.created_at >= ${usedAfter}
     )
-    SELECT k.principal_id, k.key, o.request_hash, o.held_seq AS seq
-      FROM k JOIN orders o ON o.id = k.order_id AND o.buyer_principal_id = k.principal_id
-    UNION ALL
-    SELECT k.principal_id, k.key, i.request_hash, i.stream_seq AS seq
-      FROM k JOIN idempotency_keys i ON i.principal_id = k.principal_id AND i.key = k.key`;
+    SELECT (SELECT last_seq FROM projection_checkpoints WHERE name = ${checkpointName}) AS checkpoint, found.*
+      FROM (SELECT 1) one LEFT JOIN found ON true`;
   return {
-    indexedThroughSeq,
+    indexedThroughSeq: Number(rows[0]?.checkpoint ?? 0),
     // Orders projected before request hashes were indexed carry none: such a key can only conflict.
-    found: rows.map((r) => [r.principal_id, r.key, r.request_hash ?? '', Number(r.seq)]),
+    found: rows
+      .filter((r) => r.principal_id !== null)
+      .map((r) => [r.principal_id!, r.key, r.request_hash ?? '', Number(r.seq)]),
   };
 }

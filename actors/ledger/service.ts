@@ -175,7 +175,8 @@ export async function ledgerService(d: LedgerServiceDeps) {
         // A purchase's key is found through the order it made.
         orderId: purchaseOrderId(principalId, key),
       }));
-      const body: IdempotencyLookupReply = await lookupIdempotencyKeys(sql, projection.checkpoint, wanted);
+      const usedAfter = new Date(d.clock.nowMs() - d.config.idempotencyRetentionHours * 3_600_000).toISOString();
+      const body: IdempotencyLookupReply = await lookupIdempotencyKeys(sql, projection.checkpoint, wanted, usedAfter);
       return okReply(200, body);
     },
 

@@ -2,7 +2,7 @@
 // (ASSAY_IDEMPOTENCY_HOT_KEYS); older ones are found in PostgreSQL, where the principal-facts projector indexes every
 // fact's key: a purchase's in its order row (the order id derives from the key), any other call's in
 // `idempotency_keys`. The actor host asks the ledger service, batching the keys that every actor on the host needs
-// within a millisecond into one request and one query.
+// within two milliseconds into one request and one query.
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Names } from '../../contracts/index.ts';
 import { type IdempotencyLookupReply, ledgerOps } from '../ledger/service.ts';
@@ -32,7 +32,8 @@ interface Pending {
 
 /** Lookups per request at most; more wait for the next one. */
 const batchMax = 500;
-const batchWaitMs = 1;
+/** A lookup waits this long for others to share its request: one query serves every actor of the host. */
+const batchWaitMs = 2;
 /** How often the host re-reads the checkpoint when no lookup tells it. */
 const refreshMs = 1000;
 

@@ -11,7 +11,16 @@ import { connectNats } from '../../storage/index.ts';
 import { systemEnv } from '../support/env.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import { dropEnv } from '../support/system.ts';
-import { usageByGroup, usagePerUnit, ensureWrk, jetstreamCeiling, peakRssMiB, registerAgents, wrk } from './support.ts';
+import {
+  ensureWrk,
+  jetstreamCeiling,
+  machineSpeed,
+  peakRssMiB,
+  registerAgents,
+  usageByGroup,
+  usagePerUnit,
+  wrk,
+} from './support.ts';
 
 const { values } = parseArgs({
   options: {
@@ -81,6 +90,7 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
       }
     })();
     const named = Object.fromEntries([...procs.map(({ role, p }) => [role, p.child.pid!]), ['bench', process.pid]]);
+    const speed = machineSpeed();
     const cpuBefore = usageByGroup(named);
     const result = await wrk({ url, script, tokens, files, seconds, connections });
     const cpuAfter = usageByGroup(named);
@@ -124,6 +134,9 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
       `  backlog at the end of the run: ${held!.n} orders unsettled, ${projectionBacklog} facts unprojected (held orders sampled every 2 s: ${backlog.join(' ')}); drained in ${(drainMs / 1000).toFixed(1)} s`,
     );
     console.log(`  peak RSS: ${rss}`);
+    console.log(
+      `  machine speed just before the run: ${speed.toFixed(0)} ops/ms on a fixed one-core loop (compare runs by it: the VM's speed drifts)`,
+    );
     console.log(
       `  CPU (and read/write system calls) per purchase during the run: ${usagePerUnit(cpuBefore, cpuAfter, result.requests)}`,
     );
