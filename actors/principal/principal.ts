@@ -332,7 +332,6 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<PrincipalSt
       // No reply: the fact rebuilds it (replyOf).
       idempotency: { key: req.idempotency!.key, requestHash: req.idempotency!.requestHash, agentId: caller.agentId },
     };
-
     // The edition's report is known already (the usual case): settle right after the commit, in this mailbox.
     // Otherwise, or if this actor dies first, the settlement sweeper settles the order once the report exists.
     const followUp = artifact.report
