@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Kvm } from '@nats-io/kv';
 
-import { artifactContent, publish, registerSeller, reportDigestOf } from '../support/catalog.ts';
+import { registerSeller, verifiedListing } from '../support/catalog.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import { type Agent, eventually, ledgerFacts, startSystem, type TestSystem } from '../support/system.ts';
 
@@ -48,28 +48,9 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
   const listings: { id: string; price: number; good: boolean }[] = [];
   for (let i = 0; i < 50; i++) {
     const good = i % 5 !== 0;
-    const claims: [string, string][] = good
-      ? [['c1', 'Alpha beta gamma.']]
-      : [
-          ['c1', 'Alpha beta gamma.'],
-          ['c2', 'Omega psi chi phi.'],
-          ['c3', 'Rho sigma tau.'],
-        ];
-    const a = await publish(
-      sys,
-      seller.token,
-      { title: `L${i}`, content: artifactContent(`l${i}`, claims, ['Alpha beta gamma.']) },
-      `cons-a-${i}`,
-    );
-    await reportDigestOf(sys, seller.token, a.id);
     const price = 100 + ((i * 37) % 20) * 50;
-    const l = await sys.call('POST', '/v1/listings', {
-      token: seller.token,
-      body: { artifact_id: a.id, price_cents: price, floor: 0.7, formats: ['md'] },
-      key: `cons-l-${i}`,
-    });
-    assert.equal(l.status, 201);
-    listings.push({ id: l.body.id, price, good });
+    const l = await verifiedListing(sys, seller.token, `cons-${i}`, { price, good });
+    listings.push({ id: l.listingId, price, good });
   }
   const agents: Agent[] = [];
   for (let i = 0; i < 200; i++) agents.push(await sys.register());

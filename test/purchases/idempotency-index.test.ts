@@ -3,7 +3,7 @@
 // PostgreSQL through the ledger service (seen on the bus), with the same order, no second charge.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { artifactContent, publish, registerSeller, reportDigestOf } from '../support/catalog.ts';
+import { registerSeller, verifiedListing } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { type Agent, startSystem, type TestSystem } from '../support/system.ts';
 
@@ -17,24 +17,9 @@ after(async () => {
 
 test('[BUY-IDEM-COLD] an old purchase key replays its order from the index, a changed body conflicts, a new key buys once', async () => {
   const seller = await registerSeller(sys);
-  const a = await publish(
-    sys,
-    seller.token,
-    {
-      title: 'Cold keys',
-      content: artifactContent('cold', [['c1', 'Alpha beta gamma delta.']], ['Alpha beta gamma delta.']),
-    },
-    'a-cold',
-  );
-  await reportDigestOf(sys, seller.token, a.id);
-  const l = await sys.call('POST', '/v1/listings', {
-    token: seller.token,
-    body: { artifact_id: a.id, price_cents: 250, floor: 0.7, formats: ['md'] },
-    key: 'l-cold',
-  });
-  assert.equal(l.status, 201);
+  const l = await verifiedListing(sys, seller.token, 'cold', { price: 250, good: true });
   const b: Agent = await sys.register();
-  const body = { listing_id: l.body.id, formats: ['md'] };
+  const body = { listing_id: l.listingId, formats: ['md'] };
   const buy = (key: string, b2: object = body) => sys.call('POST', '/v1/orders', { token: b.token, body: b2, key });
   const orderCount = async () => (await sys.call('GET', '/v1/orders?limit=50', { token: b.token })).body.items.length;
 

@@ -2,13 +2,7 @@
 // end to end; double spending under concurrency; mandates; orders, payouts, events and compliance bundles.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import {
-  artifactContent,
-  independentlyVerifyBundle,
-  publish,
-  registerSeller,
-  reportDigestOf,
-} from '../support/catalog.ts';
+import { independentlyVerifyBundle, registerSeller, verifiedListing } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { type Agent, eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
 import { mintToken } from '../support/tokens.ts';
@@ -36,30 +30,9 @@ async function buyer(): Promise<Agent> {
   };
 }
 
-/** A listing whose artifact's report has landed; `good` decides whether it meets a 0.7 floor. */
-async function listing(key: string, o: { price: number; good: boolean; formats?: string[] }) {
-  const claims: [string, string][] = o.good
-    ? [['c1', 'Alpha beta gamma delta.']]
-    : [
-        ['c1', 'Alpha beta gamma delta.'],
-        ['c2', 'Zeta eta theta iota kappa.'],
-        ['c3', 'Lambda mu nu xi omicron.'],
-      ];
-  const a = await publish(
-    sys,
-    seller.token,
-    { title: `A ${key}`, content: artifactContent(key, claims, ['Alpha beta gamma delta.']) },
-    `a-${key}`,
-  );
-  await reportDigestOf(sys, seller.token, a.id);
-  const l = await sys.call('POST', '/v1/listings', {
-    token: seller.token,
-    body: { artifact_id: a.id, price_cents: o.price, floor: 0.7, formats: o.formats ?? ['md'] },
-    key: `l-${key}`,
-  });
-  assert.equal(l.status, 201);
-  return { artifactId: a.id as string, listingId: l.body.id as string };
-}
+/** A listing whose artifact's report has landed; `good` decides whether it meets its 0.7 floor. */
+const listing = (key: string, o: { price: number; good: boolean; formats?: string[] }) =>
+  verifiedListing(sys, seller.token, key, o);
 
 const balance = async (a: Agent) =>
   (await sys.call('GET', '/v1/balance', { token: a.token })).body.balance_cents as number;

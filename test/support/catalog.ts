@@ -49,6 +49,39 @@ export async function reportDigestOf(sys: TestSystem, token: string, artifactId:
   });
 }
 
+/**
+ * A seller's listing (floor 0.7) whose artifact's report has landed: `good` decides whether the report meets the
+ * floor (one supported claim) or misses it (one of three). Keys `a-<key>` and `l-<key>`.
+ */
+export async function verifiedListing(
+  sys: TestSystem,
+  sellerToken: string,
+  key: string,
+  o: { price: number; good: boolean; formats?: string[] },
+): Promise<{ artifactId: string; listingId: string }> {
+  const claims: [string, string][] = o.good
+    ? [['c1', 'Alpha beta gamma delta.']]
+    : [
+        ['c1', 'Alpha beta gamma delta.'],
+        ['c2', 'Zeta eta theta iota kappa.'],
+        ['c3', 'Lambda mu nu xi omicron.'],
+      ];
+  const a = await publish(
+    sys,
+    sellerToken,
+    { title: `A ${key}`, content: artifactContent(key, claims, ['Alpha beta gamma delta.']) },
+    `a-${key}`,
+  );
+  await reportDigestOf(sys, sellerToken, a.id);
+  const l = await sys.call('POST', '/v1/listings', {
+    token: sellerToken,
+    body: { artifact_id: a.id, price_cents: o.price, floor: 0.7, formats: o.formats ?? ['md'] },
+    key: `l-${key}`,
+  });
+  if (l.status !== 201) throw new Error(`listing failed: ${l.status} ${JSON.stringify(l.body)}`);
+  return { artifactId: a.id as string, listingId: l.body.id as string };
+}
+
 /** Wait until every corpus edition has its report and every corpus listing is projected. */
 export async function waitForCorpus(sys: TestSystem, count: number): Promise<void> {
   const seed = sys.config.sandboxCorpusSeed;
