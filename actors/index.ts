@@ -1,7 +1,7 @@
 // Public entry of actors/: the actor runtime, the principal actor and the stateless services.
 export { authService } from './auth/service.ts';
 export { ensureActiveKey, publicJwks, rotateKey, signAgentToken, type TokenRequest } from './auth/keys.ts';
-export { ledgerService } from './ledger/service.ts';
+export { ledgerService, principalFactsOf } from './ledger/service.ts';
 export { principalBehaviour, principalOps, type SettleCommand } from './principal/principal.ts';
 export { type IdempotencyIndex, IdempotencyIndexClient } from './principal/idempotency-index.ts';
 export { QuoteCache, type Quotes } from './principal/quotes.ts';

@@ -2,10 +2,16 @@
 // The `assay` command. Server roles: `serve` (all roles in one process), `gateway`, `actors`, `workers`.
 // Operator commands: `rebuild-projections`, `mint-token`, `rotate-key`.
 import { parseArgs } from 'node:util';
-import { randomIds, rotateKey, signAgentToken, systemClock, ensureActiveKey } from '../actors/index.ts';
+import {
+  ensureActiveKey,
+  principalFactsOf,
+  randomIds,
+  rotateKey,
+  signAgentToken,
+  systemClock,
+} from '../actors/index.ts';
 import { loadConfig, names as namesOf } from '../contracts/index.ts';
-import { weightAtEpoch } from '../actors/index.ts';
-import { listingProjection, principalFactsProjection, rebuildProjection } from '../storage/index.ts';
+import { listingProjection, rebuildProjection } from '../storage/index.ts';
 import { errataCommand } from './errata.ts';
 import { allRoles, makeLogger, openDatabase, openNats, type Role, StartupError, startRoles } from './roles.ts';
 import { verifyReportCommand } from './verify.ts';
@@ -60,11 +66,7 @@ async function main(argv: string[]): Promise<number> {
       const nc = await openNats(config, 'assay-rebuild');
       const sql = await openDatabase(config);
       const names = namesOf(config.namespace);
-      const facts = await rebuildProjection(
-        nc,
-        sql,
-        principalFactsProjection(names, weightAtEpoch, config.idempotencyRetentionHours * 3_600_000),
-      );
+      const facts = await rebuildProjection(nc, sql, principalFactsOf(names, config));
       console.log(`ledger entries, orders, payouts and events rebuilt up to LEDGER sequence ${facts}`);
       const listings = await rebuildProjection(nc, sql, listingProjection(names));
       console.log(`listings rebuilt up to LISTINGS sequence ${listings}`);

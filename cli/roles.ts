@@ -12,11 +12,11 @@ import {
   loadSandboxCorpus,
   runOutboxRelay,
   runSettlementSweeper,
-  weightAtEpoch,
   runVerifier,
   ensureActiveKey,
   IdempotencyIndexClient,
   ledgerService,
+  principalFactsOf,
   principalBehaviour,
   QuoteCache,
   randomIds,
@@ -28,6 +28,7 @@ import {
 import {
   assertOperationTable,
   type Config,
+  idempotencyRetentionMs,
   type LedgerFact,
   mcpSessionBucketMaxAgeMs,
   names as namesOf,
@@ -41,7 +42,6 @@ import {
   migrate,
   openBuckets,
   openPool,
-  principalFactsProjection,
   listingProjection,
   runProjection,
   type Sql,
@@ -144,13 +144,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       await singleton('listing_projector', (signal) => runProjection(nc, sql, listingProjection(names), log, signal)),
       await singleton('outbox_relay', (signal) => runOutboxRelay(nc, sql, log, signal)),
       await singleton('principal_facts_projector', (signal) =>
-        runProjection(
-          nc,
-          sql,
-          principalFactsProjection(names, weightAtEpoch, config.idempotencyRetentionHours * 3_600_000),
-          log,
-          signal,
-        ),
+        runProjection(nc, sql, principalFactsOf(names, config), log, signal),
       ),
       await singleton('settlement_sweeper', (signal) => runSettlementSweeper(settlementDeps, signal)),
     ];
@@ -202,7 +196,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
           names,
           clock: systemClock,
           ids: randomIds,
-          idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
+          idempotencyRetentionMs: idempotencyRetentionMs(config),
           hotKeysMax: config.idempotencyHotKeys,
           index: idempotencyIndex,
           async loadFact(principalId, seq) {

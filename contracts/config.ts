@@ -229,6 +229,9 @@ type Keys = typeof configKeys;
 export type Config = { readonly [K in keyof Keys]: Keys[K]['default'] };
 
 /** Read and check the configuration. Throws one error naming every bad variable. */
+/** ASSAY_IDEMPOTENCY_RETENTION_HOURS in milliseconds, as the actors and the projector use it. */
+export const idempotencyRetentionMs = (c: Config): number => c.idempotencyRetentionHours * 3_600_000;
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const out: Record<string, unknown> = {};
   const problems: string[] = [];

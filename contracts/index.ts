@@ -18,7 +18,7 @@ export {
   shardOf,
 } from './bus.ts';
 export { canonicalJson } from './canonical.ts';
-export { type Config, configKeys, configMarkdownTable, loadConfig } from './config.ts';
+export { type Config, configKeys, configMarkdownTable, idempotencyRetentionMs, loadConfig } from './config.ts';
 export {
   type ErrorBody,
   type ErrorCode,

@@ -10,6 +10,7 @@ import {
   canonicalBytes,
   type Config,
   errorReply,
+  idempotencyRetentionMs,
   type LedgerPageT,
   type Names,
   okReply,
@@ -83,15 +84,16 @@ export function orderResource(o: OrderRow) {
   };
 }
 
+/** The principal-facts projection with this deployment's trust rule and key retention: one definition for all. */
+export function principalFactsOf(names: Names, config: Config) {
+  return principalFactsProjection(names, weightAtEpoch, idempotencyRetentionMs(config));
+}
+
 export async function ledgerService(d: LedgerServiceDeps) {
   const { sql, names } = d;
   const jsm = await jetstreamManager(d.nc);
   // Ledger entries, orders, payouts and events are one projection: one checkpoint to wait for.
-  const projection = principalFactsProjection(
-    names,
-    weightAtEpoch,
-    d.config.idempotencyRetentionHours * 3_600_000,
-  ) as Projection<unknown>;
+  const projection = principalFactsOf(names, d.config) as Projection<unknown>;
 
   const caughtUp = async (principalId: string, projection: Projection<unknown>) => {
     const last = await jsm.direct.getMessage(names.streams.ledger.name, {
@@ -175,7 +177,7 @@ export async function ledgerService(d: LedgerServiceDeps) {
         // A purchase's key is found through the order it made.
         orderId: purchaseOrderId(principalId, key),
       }));
-      const usedAfter = new Date(d.clock.nowMs() - d.config.idempotencyRetentionHours * 3_600_000).toISOString();
+      const usedAfter = new Date(d.clock.nowMs() - idempotencyRetentionMs(d.config)).toISOString();
       const body: IdempotencyLookupReply = await lookupIdempotencyKeys(sql, projection.checkpoint, wanted, usedAfter);
       return okReply(200, body);
     },

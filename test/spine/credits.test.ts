@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeProtectedHeader, decodeJwt } from 'jose';
-import { weightAtEpoch } from '../../actors/index.ts';
-import { ledgerRow, openPool, principalFactsProjection, rebuildProjection } from '../../storage/index.ts';
+import { principalFactsOf } from '../../actors/index.ts';
+import { ledgerRow, openPool, rebuildProjection } from '../../storage/index.ts';
 import { isTypedError } from '../support/http.ts';
 import { eventually, ledgerFacts, startSystem, type TestSystem } from '../support/system.ts';
 
@@ -175,11 +175,7 @@ describe('concurrency and projections', () => {
     const before = await projectionRows();
     const sql = openPool(sys.config.databaseUrl, 2);
     try {
-      const lastSeq = await rebuildProjection(
-        sys.nc,
-        sql,
-        principalFactsProjection(sys.names, weightAtEpoch, sys.config.idempotencyRetentionHours * 3_600_000),
-      );
+      const lastSeq = await rebuildProjection(sys.nc, sql, principalFactsOf(sys.names, sys.config));
       assert.equal(lastSeq, before.at(-1)!.stream_seq);
     } finally {
       await sql.end();
