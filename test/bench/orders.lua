@@ -8,8 +8,10 @@ end
 
 local tokens = {}
 local listings = {}
-local counter = 0
+-- COUNTER_START lets consecutive runs continue the walk over listings instead of repeating its start.
+local counter = tonumber(os.getenv("COUNTER_START") or "0")
 local prefix
+
 
 function init(args)
   for line in io.lines(os.getenv("TOKENS_FILE")) do tokens[#tokens + 1] = line end

@@ -21,6 +21,7 @@ import {
   usagePerUnit,
   wrk,
 } from './support.ts';
+import { measurePeers, type PeerKind } from './peers.ts';
 
 const { values } = parseArgs({
   options: {
@@ -29,16 +30,19 @@ const { values } = parseArgs({
     agents: { type: 'string', default: '1000' },
     artifacts: { type: 'string', default: '5000' },
     modes: { type: 'string', default: 'serve,split' },
+    peers: { type: 'string', default: 'transaction,plpgsql' },
   },
 });
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const script = new URL('./orders.lua', import.meta.url).pathname;
-const peers = {
+/** The issue's figures for the peers, measured on this machine on a day of its own. */
+const quoted = {
   transaction: { perSecond: 2000, p99Ms: 46, what: 'Node + PostgreSQL, one 7-statement transaction per purchase' },
   plpgsql: { perSecond: 6200, p99Ms: 20, what: 'the same transaction as one PL/pgSQL call' },
-  target: { perSecond: 6000, p99Ms: 50 },
 };
+const target = { perSecond: 6000, p99Ms: 50 };
+
 ensureWrk();
 
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? Number.NaN;
@@ -76,23 +80,53 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
     const tokens = await registerAgents(baseUrl, Number(values.agents));
     const url = `${baseUrl}/v1/orders`;
     const files = { LISTINGS_FILE: listings };
-    await wrk({ url, script, tokens, files, seconds: 5, connections });
+    // Warm up until every listing has been bought once, so the run measures the steady state (quotes cached, listing
+    // actors active) rather than a cold cache whose share of the run grows as the machine gets slower.
+    let walked = 0;
+    while (walked < listings.length) {
+      const warm = await wrk({
+        url,
+        script,
+        tokens,
+        files,
+        seconds: 5,
+        connections,
+        env: { COUNTER_START: String(walked) },
+      });
+      walked += warm.requests;
+    }
     const jsm = await jetstreamManager(nc);
     const stream = `${env.ASSAY_NAMESPACE!.toUpperCase()}_LEDGER`;
     const startedAt = new Date();
-    const backlog: number[] = [];
+    // Every 2 s: facts appended per second (a stall on the purchase path shows as a dip), orders held, and facts
+    // not yet projected (a stall in settlement or projection shows as a number that stays up).
+    const samples: string[] = [];
     let sampling = true;
     const sampler = (async () => {
+      let lastSeq = (await jsm.streams.info(stream)).state.last_seq;
       while (sampling) {
         await new Promise((res) => setTimeout(res, 2000));
-        const [r] = await sql<{ held: number }[]>`SELECT count(*)::int held FROM orders WHERE state = 'held'`;
-        backlog.push(r!.held);
+        const seq = (await jsm.streams.info(stream)).state.last_seq;
+        const [r] = await sql<{ held: number; projected: number }[]>`
+          SELECT (SELECT count(*)::int FROM orders WHERE state = 'held') held,
+                 (SELECT last_seq FROM projection_checkpoints WHERE name = ${`principal_facts:${stream}`}) projected`;
+        samples.push(`${Math.round((seq - lastSeq) / 2)}/${r!.held}/${seq - Number(r!.projected ?? 0)}`);
+        lastSeq = seq;
       }
     })();
     const named = Object.fromEntries([...procs.map(({ role, p }) => [role, p.child.pid!]), ['bench', process.pid]]);
     const speed = machineSpeed();
     const cpuBefore = usageByGroup(named);
-    const result = await wrk({ url, script, tokens, files, seconds, connections });
+    const result = await wrk({
+      url,
+      script,
+      tokens,
+      files,
+      seconds,
+      connections,
+      env: { COUNTER_START: String(walked) },
+    });
+
     const cpuAfter = usageByGroup(named);
     sampling = false;
     await sampler;
@@ -131,7 +165,7 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
       `  settlement lag (held -> outcome) p50 ${pct(lags, 0.5).toFixed(0)} ms, p99 ${pct(lags, 0.99).toFixed(0)} ms over ${lags.length} orders (${mix!.released} released, ${mix!.refunded} refunded)`,
     );
     console.log(
-      `  backlog at the end of the run: ${held!.n} orders unsettled, ${projectionBacklog} facts unprojected (held orders sampled every 2 s: ${backlog.join(' ')}); drained in ${(drainMs / 1000).toFixed(1)} s`,
+      `  backlog at the end of the run: ${held!.n} orders unsettled, ${projectionBacklog} facts unprojected (every 2 s, facts appended per second/orders held/facts unprojected: ${samples.join(' ')}); drained in ${(drainMs / 1000).toFixed(1)} s`,
     );
     console.log(`  peak RSS: ${rss}`);
     console.log(
@@ -141,7 +175,7 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
       `  CPU (and read/write system calls) per purchase during the run: ${usagePerUnit(cpuBefore, cpuAfter, result.requests)}`,
     );
     console.log(
-      `  ratio to JetStream append ceiling ${(result.perSecond / ceilingPerSecond).toFixed(2)}; to ${peers.transaction.what} (${peers.transaction.perSecond}/s) ${(result.perSecond / peers.transaction.perSecond).toFixed(2)}; to ${peers.plpgsql.what} (${peers.plpgsql.perSecond}/s) ${(result.perSecond / peers.plpgsql.perSecond).toFixed(2)}; target ${peers.target.perSecond}/s with p99 < ${peers.target.p99Ms} ms: ${result.perSecond >= peers.target.perSecond && result.p99Ms < peers.target.p99Ms ? 'met' : 'NOT met'}`,
+      `  ratio to JetStream append ceiling ${(result.perSecond / ceilingPerSecond).toFixed(2)}; ${peerRatios(result.perSecond)}; target ${target.perSecond}/s with p99 < ${target.p99Ms} ms: ${result.perSecond >= target.perSecond && result.p99Ms < target.p99Ms ? 'met' : 'NOT met'}`,
     );
   } finally {
     for (const { p } of procs.reverse()) {
@@ -160,4 +194,29 @@ console.log(
 );
 const ceiling = await jetstreamCeiling(natsUrl, 5, false);
 console.log(`ceiling: raw JetStream publish+ack, one Node client, 64 in flight: ${Math.round(ceiling.perSecond)}/s`);
+const peerKinds = values.peers.split(',').filter((k): k is PeerKind => k === 'transaction' || k === 'plpgsql');
+const measured = await measurePeers({
+  kinds: peerKinds,
+  script,
+  agents: Number(values.agents),
+  listings: 10_000,
+  seconds,
+  connections,
+});
+for (const p of measured)
+  console.log(
+    `peer: ${quoted[p.kind].what}, measured now: ${Math.round(p.perSecond)}/s   p50 ${p.p50Ms.toFixed(1)} ms   p99 ${p.p99Ms.toFixed(1)} ms (the issue quotes ${quoted[p.kind].perSecond}/s, p99 ${quoted[p.kind].p99Ms} ms)\n  CPU per purchase: ${p.cpu}`,
+  );
+
+/** Throughput as a ratio to each peer: to its rate measured in this run and to the rate the issue quotes. */
+function peerRatios(perSecond: number): string {
+  return (['transaction', 'plpgsql'] as const)
+    .map((kind) => {
+      const now = measured.find((p) => p.kind === kind);
+      const nowRatio = now ? `${(perSecond / now.perSecond).toFixed(2)} (measured now), ` : '';
+      return `to ${kind === 'plpgsql' ? 'the PL/pgSQL peer' : 'the 7-statement peer'} ${nowRatio}${(perSecond / quoted[kind].perSecond).toFixed(2)} (quoted)`;
+    })
+    .join('; ');
+}
+
 for (const mode of values.modes.split(',') as ('serve' | 'split')[]) await runMode(mode, ceiling.perSecond);
