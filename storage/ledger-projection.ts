@@ -1,5 +1,7 @@
-// The ledger projection: one PostgreSQL row per money fact on the LEDGER stream, keyed by principal and stream
-// sequence. Rows depend only on their fact, so a rebuild by replay produces identical rows.
+// The ledger projection: one ledger entry per money fact on the LEDGER stream, keyed by principal and stream
+// sequence, read through the `ledger` view. Credits are rows of ledger_entries; an escrow fact's entry is stored in
+// its order's row by the commerce projection (storage/orders.ts), which has every other column of it already.
+// Entries depend only on their fact, so a rebuild by replay produces identical entries.
 import type { LedgerEntryT, LedgerFact, Names } from '../contracts/index.ts';
 import type { Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';
@@ -17,7 +19,7 @@ interface LedgerRow {
   created_at: string;
 }
 
-/** The row of a money fact; null for facts that move no money (a recorded call, a mandate change). */
+/** The ledger entry of a money fact; null for facts that move no money (a recorded call, a mandate change). */
 export function ledgerRow(seq: number, fact: LedgerFact): LedgerRow | null {
   const row = (type: LedgerEntryT['type'], amountCents: number, reference: string, runId: string | null) => ({
     stream_seq: seq,
@@ -75,14 +77,47 @@ export interface LedgerPageQuery {
   limit: number;
 }
 
+/** Where a principal's ledger entries are: credits in their table, an order's two escrow entries in its row. */
+const ledgerSources = ['ledger_entries', 'ledger_escrow_held', 'ledger_escrow_settled'] as const;
+
+/**
+ * A principal's ledger entries in stream order, strictly between two sequences, optionally of some types only.
+ * Each source is read with its own index, order and limit, then merged (see migration 010 for why not the view).
+ */
+export function ledgerEntries(
+  sql: Sql,
+  q: {
+    principalId: string;
+    afterSeq?: number;
+    beforeSeq?: number;
+    types?: string[];
+    newestFirst: boolean;
+    limit: number;
+  },
+) {
+  const direction = q.newestFirst ? sql`DESC` : sql`ASC`;
+  const branch = (source: string) => sql`(
+    SELECT stream_seq, id, type, amount_cents, balance_after_cents, reference, run_id, sandbox, created_at
+    FROM ${sql(source)}
+    WHERE principal_id = ${q.principalId}
+      ${q.afterSeq === undefined ? sql`` : sql`AND stream_seq > ${q.afterSeq}`}
+      ${q.beforeSeq === undefined ? sql`` : sql`AND stream_seq < ${q.beforeSeq}`}
+      ${q.types === undefined ? sql`` : sql`AND type = ANY(${q.types})`}
+    ORDER BY stream_seq ${direction} LIMIT ${q.limit})`;
+  const [a, b, c] = ledgerSources.map(branch);
+  return sql<(LedgerRow & { created_at: Date })[]>`
+    SELECT * FROM (${a!} UNION ALL ${b!} UNION ALL ${c!}) e ORDER BY stream_seq ${direction} LIMIT ${q.limit}`;
+}
+
 /** Newest first; `beforeSeq` is the exclusive upper bound taken from the cursor. */
 export async function readLedgerPage(sql: Sql, q: LedgerPageQuery) {
-  const rows = await sql<(LedgerRow & { created_at: Date })[]>`
-    SELECT stream_seq, id, type, amount_cents, balance_after_cents, reference, run_id, sandbox, created_at
-    FROM ledger_entries
-    WHERE principal_id = ${q.principalId} ${q.beforeSeq === null ? sql`` : sql`AND stream_seq < ${q.beforeSeq}`}
-    ORDER BY stream_seq DESC
-    LIMIT ${q.limit + 1}`;
+  const rows = await ledgerEntries(sql, {
+    principalId: q.principalId,
+    beforeSeq: q.beforeSeq ?? undefined,
+    newestFirst: true,
+    limit: q.limit + 1,
+  });
+
   const page = rows.slice(0, q.limit);
   const items: LedgerEntryT[] = page.map((r) => ({
     id: r.id,
@@ -98,7 +133,7 @@ export async function readLedgerPage(sql: Sql, q: LedgerPageQuery) {
   return { items, nextBeforeSeq: rows.length > q.limit && last ? last.stream_seq : null };
 }
 
-/** The ledger projection of a namespace: one row per money fact of its LEDGER stream. */
+/** The ledger projection of a namespace: a ledger_entries row per credit fact of its LEDGER stream. */
 export function ledgerProjection(n: Names): Projection<LedgerFact> {
   return {
     checkpoint: `ledger:${n.streams.ledger.name}`,
@@ -106,8 +141,9 @@ export function ledgerProjection(n: Names): Projection<LedgerFact> {
     apply: (tx, batch) =>
       insertLedgerRows(
         tx,
-        batch.flatMap((b) => ledgerRow(b.seq, b.fact) ?? []),
+        batch.flatMap((b) => (b.fact.type === 'credited' ? ledgerRow(b.seq, b.fact)! : [])),
       ),
+
     truncate: async (tx) => {
       await tx`TRUNCATE ledger_entries`;
     },

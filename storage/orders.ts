@@ -4,7 +4,8 @@ import type { LedgerFact, Names } from '../contracts/index.ts';
 import type { Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';
 import { type IdempotencyKeyRow, insertIdempotencyKeys, pruneIdempotencyKeys } from './idempotency.ts';
-import { ledgerProjection } from './ledger-projection.ts';
+import { ledgerEntries, ledgerProjection } from './ledger-projection.ts';
+
 import { addToTrustSums, dropTrustSamples, type TrustSample } from './trust.ts';
 
 export interface OrderRow {
@@ -25,9 +26,14 @@ export interface OrderRow {
   report_digest: string | null;
   sandbox: boolean;
   held_seq: number;
+  held_fact_id: string;
+  held_balance_after_cents: number;
   created_at: Date;
   updated_at: Date;
   settled_at: Date | null;
+  settled_seq: number | null;
+  settled_fact_id: string | null;
+  settled_balance_after_cents: number | null;
 }
 
 interface HeldOrderRow {
@@ -47,10 +53,25 @@ interface HeldOrderRow {
   snapshot: string;
   sandbox: boolean;
   seq: number;
+  fact: string;
+  balance: number;
   at: string;
   state: 'held' | 'released' | 'auto_refunded';
   digest: string | null;
   settled_at: string | null;
+  settled_seq: number | null;
+  settled_fact: string | null;
+  settled_balance: number | null;
+}
+
+/** What a settlement fact writes to its order: the outcome and the buyer's ledger entry for it. */
+interface SettlementUpdate {
+  state: 'released' | 'auto_refunded';
+  digest: string;
+  settled_at: string;
+  settled_seq: number;
+  settled_fact: string;
+  settled_balance: number;
 }
 
 /** Idempotency keys are pruned at most this often, by fact time. */
@@ -72,11 +93,12 @@ export function commerceProjection(
     async apply(tx, batch) {
       // Fold the batch into rows, then write each table with one statement of fixed shape whatever the batch (rows
       // passed as one JSON array, which PostgreSQL parses in C): orders, order settlements, payouts, and settlement
-      // trust samples. Events need no rows of their own: they are read from the ledger entries (eventsPage).
+      // trust samples. An order row carries the buyer's two ledger entries for it (held, then settled: fact id,
+      // sequence, balance after), read back through the `ledger` view; events are read from that view too.
       // An order held and settled within one batch (the usual case: the actor settles right after the purchase)
       // is inserted in its final state rather than inserted and then updated.
       const held = new Map<string, HeldOrderRow>();
-      const settled: { id: string; state: string; digest: string; at: string }[] = [];
+      const settled: (SettlementUpdate & { id: string })[] = [];
       const payouts: object[] = [];
       const samples: TrustSample[] = [];
       const keys: IdempotencyKeyRow[] = [];
@@ -110,18 +132,31 @@ export function commerceProjection(
               snapshot: f.priceSnapshotId,
               sandbox: f.sandbox,
               seq,
+              fact: f.id,
+              balance: f.balanceAfterCents,
               at: f.at,
               state: 'held',
               digest: null,
               settled_at: null,
+              settled_seq: null,
+              settled_fact: null,
+              settled_balance: null,
             });
             break;
           case 'escrow_released':
           case 'escrow_refunded': {
-            const state = f.type === 'escrow_released' ? 'released' : 'auto_refunded';
+            const outcome: SettlementUpdate = {
+              state: f.type === 'escrow_released' ? 'released' : 'auto_refunded',
+              digest: f.reportDigest,
+              settled_at: f.at,
+              settled_seq: seq,
+              settled_fact: f.id,
+              settled_balance: f.balanceAfterCents,
+            };
+            const { state } = outcome;
             const heldNow = held.get(f.orderId);
-            if (heldNow) Object.assign(heldNow, { state, digest: f.reportDigest, settled_at: f.at });
-            else settled.push({ id: f.orderId, state, digest: f.reportDigest, at: f.at });
+            if (heldNow) Object.assign(heldNow, outcome);
+            else settled.push({ id: f.orderId, ...outcome });
             if (f.type === 'escrow_released') {
               payouts.push({
                 id: f.id,
@@ -160,21 +195,28 @@ export function commerceProjection(
         await tx`
           INSERT INTO orders (id, buyer_principal_id, buyer_agent_id, listing_id, artifact_id, edition_id,
             seller_principal_id, subscription_id, state, escrow_cents, floor, formats, idempotency_key, request_hash,
-            price_snapshot_id, sandbox, held_seq, created_at, report_digest, updated_at, settled_at)
+            price_snapshot_id, sandbox, held_seq, held_fact_id, held_balance_after_cents, created_at, report_digest,
+            updated_at, settled_at, settled_seq, settled_fact_id, settled_balance_after_cents)
           SELECT r.id, r.buyer, r.agent, r.listing, r.artifact, r.edition, r.seller, r.subscription, r.state, r.escrow,
-                 r.floor, r.formats, r.key, r.hash, r.snapshot, r.sandbox, r.seq, r.at, r.digest,
-                 coalesce(r.settled_at, r.at), r.settled_at
+                 r.floor, r.formats, r.key, r.hash, r.snapshot, r.sandbox, r.seq, r.fact, r.balance, r.at, r.digest,
+                 coalesce(r.settled_at, r.at), r.settled_at, r.settled_seq, r.settled_fact, r.settled_balance
           FROM json_to_recordset(${JSON.stringify([...held.values()])}::text::json)
                AS r(id uuid, buyer uuid, agent uuid, listing uuid, artifact uuid, edition uuid, seller uuid,
                     subscription uuid, escrow bigint, floor float8, formats text[], key text, hash text, snapshot text,
-                    sandbox boolean, seq bigint, at timestamptz, state text, digest text, settled_at timestamptz)
+                    sandbox boolean, seq bigint, fact uuid, balance bigint, at timestamptz, state text, digest text,
+                    settled_at timestamptz, settled_seq bigint, settled_fact uuid, settled_balance bigint)
           ON CONFLICT (id) DO NOTHING`;
       }
       if (settled.length > 0) {
         await tx`
-          UPDATE orders o SET state = u.state, report_digest = u.digest, updated_at = u.at, settled_at = u.at
-          FROM json_to_recordset(${JSON.stringify(settled)}::text::json) AS u(id uuid, state text, digest text, at timestamptz)
+          UPDATE orders o SET state = u.state, report_digest = u.digest, updated_at = u.settled_at,
+            settled_at = u.settled_at, settled_seq = u.settled_seq, settled_fact_id = u.settled_fact,
+            settled_balance_after_cents = u.settled_balance
+          FROM json_to_recordset(${JSON.stringify(settled)}::text::json)
+               AS u(id uuid, state text, digest text, settled_at timestamptz, settled_seq bigint, settled_fact uuid,
+                    settled_balance bigint)
           WHERE o.id = u.id
+
             -- Names the rows for the planner: joined to a function's rows alone, it chose to scan every order.
             AND o.id = ANY(${settled.map((r) => r.id)}::uuid[])`;
       }
@@ -246,11 +288,12 @@ const eventEntryTypes: Record<string, string[]> = {
 };
 
 /**
- * A principal's events after a stream sequence, oldest first: one per ledger entry that is an order's state change
- * or a top-up, with the order's listing and price from its row (written in the same projection transaction).
+ * A principal's events after a stream sequence, oldest first: one per ledger entry (the `ledger` view) that is an
+ * order's state change or a top-up, with the order's listing and price from its row.
  */
 export async function eventsPage(sql: Sql, principal: string, type: string | null, afterSeq: number, limit: number) {
   const types = type === null ? Object.values(eventEntryTypes).flat() : (eventEntryTypes[type] ?? []);
+  const entries = ledgerEntries(sql, { principalId: principal, afterSeq, types, newestFirst: false, limit });
   return sql<{ id: string; type: string; stream_seq: number; data: object; created_at: Date }[]>`
     SELECT 'evt_' || l.id AS id, l.stream_seq, l.created_at,
       CASE WHEN l.type = 'topup_credited' THEN 'topup.credited' ELSE 'order.state_changed' END AS type,
@@ -261,9 +304,8 @@ export async function eventsPage(sql: Sql, principal: string, type: string | nul
                                                     ELSE 'auto_refunded' END,
                                'listing_id', o.listing_id, 'escrow_cents', o.escrow_cents)
       END AS data
-    FROM ledger_entries l LEFT JOIN orders o ON o.id = l.run_id::uuid
-    WHERE l.principal_id = ${principal} AND l.stream_seq > ${afterSeq} AND l.type = ANY(${types})
-    ORDER BY l.stream_seq LIMIT ${limit}`;
+    FROM (${entries}) l LEFT JOIN orders o ON o.id = l.run_id::uuid
+    ORDER BY l.stream_seq`;
 }
 
 /** Held orders whose edition has a report by now: what the settlement sweeper settles. */
@@ -294,8 +336,10 @@ export async function storeBundle(sql: Sql, orderId: string, digest: string, bun
 }
 
 /**
- * Everything projected from the LEDGER stream, in one pass and one transaction per batch: ledger entries, then
- * orders, payouts and settlement trust samples (events are read from the entries). One reader of the stream.
+ * Everything projected from the LEDGER stream, in one pass and one transaction per batch: credit ledger entries,
+ * then orders (with their escrow entries), payouts and settlement trust samples (events are read from the `ledger`
+ * view). One reader of the stream.
+
  */
 export function principalFactsProjection(
   n: Names,

@@ -3,12 +3,22 @@
 // principal's credits in equal available + held + spent, released equals payouts accrued, every order answered
 // 201 exists exactly once, and no event appears twice.
 import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
+
 import { after, before, test } from 'node:test';
 import { Kvm } from '@nats-io/kv';
 
 import { registerSeller, verifiedListing } from '../support/catalog.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
-import { type Agent, eventually, ledgerFacts, startSystem, type TestSystem } from '../support/system.ts';
+import { ledgerRow } from '../../storage/index.ts';
+import {
+  type Agent,
+  eventually,
+  ledgerFacts,
+  projectedLedger,
+  startSystem,
+  type TestSystem,
+} from '../support/system.ts';
 
 let sys: TestSystem;
 const hosts: RoleProcess[] = [];
@@ -153,13 +163,20 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
       const [r] = await sys.sql<{ orders: number; held: number; payouts: number; dup_events: number }[]>`
       SELECT (SELECT count(*)::int FROM orders) orders, (SELECT count(*)::int FROM orders WHERE state = 'held') held,
              (SELECT coalesce(sum(amount_cents), 0)::int FROM payouts) payouts,
-             (SELECT count(*)::int - count(DISTINCT id)::int FROM ledger_entries) dup_events`;
+             (SELECT count(*)::int - count(DISTINCT id)::int FROM ledger) dup_events`;
       return r!.orders === answered.size && r!.held === 0 && r!.payouts === released.total ? r : undefined;
     },
     30_000,
   );
   assert.equal(rows.payouts, released.total, 'released = payouts accrued');
   assert.equal(rows.dup_events, 0, 'no fact, and so no event, is projected twice');
+  // The projected ledger (credits in their table, escrow entries in their order rows) is exactly the facts' entries.
+  const entries = (await projectedLedger(sys)).map((r) => ({ ...r }));
+  const expected = facts.flatMap(({ seq, fact }) => ledgerRow(seq, fact) ?? []);
+  assert.equal(entries.length, expected.length, 'one ledger entry per money fact');
+  const differs = expected.findIndex((e, i) => !isDeepStrictEqual(entries[i], e));
+  if (differs >= 0) assert.deepEqual(entries[differs], expected[differs], `ledger entry ${differs}`);
+
   // No event twice through the API either, and each order's events are held then its outcome.
   for (const agent of agents.slice(0, 20)) {
     const evs = (await sys.call('GET', '/v1/events?type=order.state_changed&limit=200', { token: agent.token })).body

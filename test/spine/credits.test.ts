@@ -6,7 +6,7 @@ import { decodeProtectedHeader, decodeJwt } from 'jose';
 import { principalFactsOf } from '../../actors/index.ts';
 import { ledgerRow, openPool, rebuildProjection } from '../../storage/index.ts';
 import { isTypedError } from '../support/http.ts';
-import { eventually, ledgerFacts, startSystem, type TestSystem } from '../support/system.ts';
+import { eventually, ledgerFacts, projectedLedger, startSystem, type TestSystem } from '../support/system.ts';
 
 let sys: TestSystem;
 before(async () => {
@@ -16,11 +16,7 @@ after(async () => {
   await sys.stop();
 });
 
-async function projectionRows() {
-  return sys.sql`SELECT stream_seq, id, principal_id, type, amount_cents, balance_after_cents, reference, run_id,
-                        sandbox, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-                 FROM ledger_entries ORDER BY stream_seq`;
-}
+const projectionRows = () => projectedLedger(sys);
 
 async function projectionMatchesStream() {
   const facts = await ledgerFacts(sys);

@@ -114,6 +114,16 @@ export async function dropEnv(env: Record<string, string>): Promise<void> {
 }
 
 /** Every fact of the namespace's LEDGER stream, in order. */
+/**
+ * The ledger as projected (credit rows, and the escrow entries stored with their orders, through the `ledger` view),
+ * in stream order, shaped like `ledgerRow` so it can be compared with the facts' entries.
+ */
+export async function projectedLedger(sys: TestSystem) {
+  return sys.sql`SELECT stream_seq, id, principal_id, type, amount_cents, balance_after_cents, reference, run_id,
+                        sandbox, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+                 FROM ledger ORDER BY stream_seq`;
+}
+
 export async function ledgerFacts(sys: TestSystem): Promise<{ seq: number; fact: LedgerFact }[]> {
   const js = jetstream(sys.nc);
   const name = sys.names.streams.ledger.name;
