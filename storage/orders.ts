@@ -191,8 +191,12 @@ export function commerceProjection(
             break;
         }
       }
+      // Every statement is sent at once (pipelined on the transaction's connection) and PostgreSQL runs them in
+      // order: one round trip for the batch rather than one per table.
+      const writes: Promise<unknown>[] = [];
       if (held.size > 0) {
-        await tx`
+        writes.push(
+          tx`
           INSERT INTO orders (id, buyer_principal_id, buyer_agent_id, listing_id, artifact_id, edition_id,
             seller_principal_id, subscription_id, state, escrow_cents, floor, formats, idempotency_key, request_hash,
             price_snapshot_id, sandbox, held_seq, held_fact_id, held_balance_after_cents, created_at, report_digest,
@@ -205,10 +209,12 @@ export function commerceProjection(
                     subscription uuid, escrow bigint, floor float8, formats text[], key text, hash text, snapshot text,
                     sandbox boolean, seq bigint, fact uuid, balance bigint, at timestamptz, state text, digest text,
                     settled_at timestamptz, settled_seq bigint, settled_fact uuid, settled_balance bigint)
-          ON CONFLICT (id) DO NOTHING`;
+          ON CONFLICT (id) DO NOTHING`.execute(),
+        );
       }
       if (settled.length > 0) {
-        await tx`
+        writes.push(
+          tx`
           UPDATE orders o SET state = u.state, report_digest = u.digest, updated_at = u.settled_at,
             settled_at = u.settled_at, settled_seq = u.settled_seq, settled_fact_id = u.settled_fact,
             settled_balance_after_cents = u.settled_balance
@@ -216,28 +222,31 @@ export function commerceProjection(
                AS u(id uuid, state text, digest text, settled_at timestamptz, settled_seq bigint, settled_fact uuid,
                     settled_balance bigint)
           WHERE o.id = u.id
-
             -- Names the rows for the planner: joined to a function's rows alone, it chose to scan every order.
-            AND o.id = ANY(${settled.map((r) => r.id)}::uuid[])`;
+            AND o.id = ANY(${settled.map((r) => r.id)}::uuid[])`.execute(),
+        );
       }
       if (payouts.length > 0) {
-        await tx`
+        writes.push(
+          tx`
           INSERT INTO payouts (id, order_id, seller_principal_id, listing_id, amount_cents, state, sandbox, stream_seq,
                                created_at)
           SELECT p.id, p.order_id, p.seller, p.listing, p.amount, 'accrued', p.sandbox, p.seq, p.at
           FROM json_to_recordset(${JSON.stringify(payouts)}::text::json)
                AS p(id uuid, order_id uuid, seller uuid, listing uuid, amount bigint, sandbox boolean, seq bigint,
                     at timestamptz)
-          ON CONFLICT (order_id) DO NOTHING`;
+          ON CONFLICT (order_id) DO NOTHING`.execute(),
+        );
       }
       // Each settlement fact is applied once (the checkpoint commits with this transaction): sums only, no rows.
-      if (samples.length > 0) await addToTrustSums(tx, samples);
-      await insertIdempotencyKeys(tx, keys);
+      if (samples.length > 0) writes.push(addToTrustSums(tx, samples));
+      writes.push(insertIdempotencyKeys(tx, keys));
       const lastAtMs = Date.parse(batch.at(-1)!.fact.at);
       if (lastAtMs - prunedAtMs >= keyPruneEveryMs) {
-        await pruneIdempotencyKeys(tx, new Date(lastAtMs - keyRetentionMs).toISOString());
+        writes.push(pruneIdempotencyKeys(tx, new Date(lastAtMs - keyRetentionMs).toISOString()));
         prunedAtMs = lastAtMs;
       }
+      await Promise.all(writes);
     },
     async truncate(tx) {
       await tx`TRUNCATE orders, payouts, idempotency_keys`;
@@ -353,8 +362,7 @@ export function principalFactsProjection(
     checkpoint: `principal_facts:${n.streams.ledger.name}`,
     stream: n.streams.ledger.name,
     async apply(tx, batch) {
-      await ledger.apply(tx, batch);
-      await commerce.apply(tx, batch);
+      await Promise.all([ledger.apply(tx, batch), commerce.apply(tx, batch)]);
     },
     async truncate(tx) {
       await ledger.truncate(tx);
