@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --import tsx
+#!/usr/bin/env -S node --max-semi-space-size=32 --import tsx
 // The `assay` command. Server roles: `serve` (all roles in one process), `gateway`, `actors`, `workers`.
 // Operator commands: `rebuild-projections`, `mint-token`, `rotate-key`.
 import { parseArgs } from 'node:util';

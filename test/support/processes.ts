@@ -24,7 +24,10 @@ export async function startRoleProcess(
   // ROLE_NODE_ARGS adds Node options to every role process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile
   // a benchmark (NODE_OPTIONS refuses --cpu-prof).
   const nodeArgs = (process.env.ROLE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(root, 'cli/assay.ts'), role], {
+  // The same Node options as `npm start` and the container (docs/architecture.md, Performance notes).
+  const serverArgs = ['--max-semi-space-size=32', '--import', 'tsx'];
+  const child = spawn(process.execPath, [...nodeArgs, ...serverArgs, join(root, 'cli/assay.ts'), role], {
+
     cwd: root,
     env: { ...process.env, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
