@@ -27,7 +27,6 @@ export async function startRoleProcess(
   // The same Node options as `npm start` and the container (docs/architecture.md, Performance notes).
   const serverArgs = ['--max-semi-space-size=32', '--import', 'tsx'];
   const child = spawn(process.execPath, [...nodeArgs, ...serverArgs, join(root, 'cli/assay.ts'), role], {
-
     cwd: root,
     env: { ...process.env, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
