@@ -117,7 +117,6 @@ export async function readLedgerPage(sql: Sql, q: LedgerPageQuery) {
     newestFirst: true,
     limit: q.limit + 1,
   });
-
   const page = rows.slice(0, q.limit);
   const items: LedgerEntryT[] = page.map((r) => ({
     id: r.id,
@@ -143,7 +142,6 @@ export function ledgerProjection(n: Names): Projection<LedgerFact> {
         tx,
         batch.flatMap((b) => (b.fact.type === 'credited' ? ledgerRow(b.seq, b.fact)! : [])),
       ),
-
     truncate: async (tx) => {
       await tx`TRUNCATE ledger_entries`;
     },

@@ -5,7 +5,6 @@ import type { Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';
 import { type IdempotencyKeyRow, insertIdempotencyKeys, pruneIdempotencyKeys } from './idempotency.ts';
 import { ledgerEntries, ledgerProjection } from './ledger-projection.ts';
-
 import { addToTrustSums, dropTrustSamples, type TrustSample } from './trust.ts';
 
 export interface OrderRow {
@@ -348,7 +347,6 @@ export async function storeBundle(sql: Sql, orderId: string, digest: string, bun
  * Everything projected from the LEDGER stream, in one pass and one transaction per batch: credit ledger entries,
  * then orders (with their escrow entries), payouts and settlement trust samples (events are read from the `ledger`
  * view). One reader of the stream.
-
  */
 export function principalFactsProjection(
   n: Names,

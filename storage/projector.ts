@@ -15,7 +15,6 @@ export interface Projection<F> {
    * Apply one batch inside the projector's transaction; facts are in stream order. Statements may be sent without
    * waiting for each other (they run in order on the transaction's connection); resolve once all have completed.
    */
-
   apply(tx: Sql, batch: { seq: number; fact: F }[]): Promise<void>;
   /** Remove everything the projection wrote (for a rebuild), inside the rebuild's transaction. */
   truncate(tx: Sql): Promise<void>;
@@ -126,7 +125,6 @@ async function projectFromCheckpoint<F>(
         const [, , m] = await Promise.all([unflushed, applied, moved]);
         if (m.count !== 1) throw new CheckpointMoved();
       });
-
       checkpoint = next;
     }
   } finally {

@@ -12,7 +12,6 @@ local listings = {}
 local counter = tonumber(os.getenv("COUNTER_START") or "0")
 local prefix
 
-
 function init(args)
   for line in io.lines(os.getenv("TOKENS_FILE")) do tokens[#tokens + 1] = line end
   for line in io.lines(os.getenv("LISTINGS_FILE")) do listings[#listings + 1] = line end
