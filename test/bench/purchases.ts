@@ -177,6 +177,15 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
     console.log(
       `  ratio to JetStream append ceiling ${(result.perSecond / ceilingPerSecond).toFixed(2)}; ${peerRatios(result.perSecond)}; target ${target.perSecond}/s with p99 < ${target.p99Ms} ms: ${result.perSecond >= target.perSecond && result.p99Ms < target.p99Ms ? 'met' : 'NOT met'}`,
     );
+    if (machineFactor !== null) {
+      // The target as this machine runs today: scaled by how fast the PL/pgSQL peer runs now against the issue's
+      // figure for it. Latency at a fixed number of connections scales inversely with throughput (Little's law).
+      const perSecond = target.perSecond * machineFactor;
+      const p99Ms = target.p99Ms / machineFactor;
+      console.log(
+        `  target scaled to this machine now (PL/pgSQL peer measured/quoted ${machineFactor.toFixed(2)}): ${Math.round(perSecond)}/s with p99 < ${Math.round(p99Ms)} ms: ${result.perSecond >= perSecond && result.p99Ms < p99Ms ? 'met' : 'NOT met'}`,
+      );
+    }
   } finally {
     for (const { p } of procs.reverse()) {
       p.child.kill('SIGTERM');
@@ -207,6 +216,10 @@ for (const p of measured)
   console.log(
     `peer: ${quoted[p.kind].what}, measured now: ${Math.round(p.perSecond)}/s   p50 ${p.p50Ms.toFixed(1)} ms   p99 ${p.p99Ms.toFixed(1)} ms (the issue quotes ${quoted[p.kind].perSecond}/s, p99 ${quoted[p.kind].p99Ms} ms)\n  CPU per purchase: ${p.cpu}`,
   );
+
+const plpgsqlNow = measured.find((p) => p.kind === 'plpgsql');
+/** How fast this machine runs today against the day the issue's peers were measured, by the PL/pgSQL peer. */
+const machineFactor = plpgsqlNow ? plpgsqlNow.perSecond / quoted.plpgsql.perSecond : null;
 
 /** Throughput as a ratio to each peer: to its rate measured in this run and to the rate the issue quotes. */
 function peerRatios(perSecond: number): string {
