@@ -40,8 +40,11 @@ export async function ensureDatabase(url: string): Promise<void> {
   }
 }
 
-export async function migrate(sql: Sql): Promise<string[]> {
-  const files = (await readdir(migrationsDir)).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
+/** Apply the migrations not applied yet, in order; `through` stops after the one with that number (tests). */
+export async function migrate(sql: Sql, through = '999'): Promise<string[]> {
+  const files = (await readdir(migrationsDir))
+    .filter((f) => /^\d{3}_.+\.sql$/.test(f) && f.slice(0, 3) <= through)
+    .sort();
   const applied: string[] = [];
   await sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(hashtext('assay.migrations'))`;

@@ -26,6 +26,8 @@ export const requirements = {
   'SPINE-SHARDING': 'Two actor hosts share shards; after kill -9 of one the other takes over; no 201 lost or doubled.',
   'SPINE-NATS-OUTAGE': 'With NATS stopped the gateway answers 503 unavailable promptly, and serves again after.',
   'SPINE-REBUILD': 'Dropping and rebuilding the ledger projection by replay gives identical rows.',
+  'SPINE-MIGRATE-LEDGER':
+    'Migration 010 moves the ledger entries of purchases into their order rows and the ledger, pages and events read back the same entries.',
   'SPINE-STARTUP': 'With NATS or PostgreSQL unreachable, start exits at once naming the URL it tried.',
   'SPINE-SHUTDOWN': 'SIGTERM stops accepting, finishes in-flight requests and exits cleanly.',
   'SPINE-LAYERS': 'contracts imports nothing of ours; the gateway never imports actors or storage.',
