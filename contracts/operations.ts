@@ -55,8 +55,8 @@ export interface Operation {
 
 const none = S.NoParams;
 
-/** Refusals the MCP endpoint answers at the HTTP level, as the typed error object (docs/mcp.md). */
-const mcpEndpointErrors: ErrorCode[] = [
+/** What the pipeline can refuse any call that needs a token with, before its handler runs. */
+const tokenCallErrors: ErrorCode[] = [
   'unauthorized',
   'forbidden',
   'validation_failed',
@@ -64,6 +64,9 @@ const mcpEndpointErrors: ErrorCode[] = [
   'rate_limited',
   'unavailable',
 ];
+
+/** Refusals the MCP endpoint answers at the HTTP level, as the typed error object (docs/mcp.md). */
+const mcpEndpointErrors: ErrorCode[] = tokenCallErrors;
 
 /** The tool argument that carries the Idempotency-Key of a mutating operation over MCP. */
 export const mcpIdempotencyKeyArgument = 'idempotency_key';
@@ -668,14 +671,7 @@ export const operations: readonly Operation[] = [
 /** Errors every agent operation can answer, whatever its handler does. */
 export function pipelineErrors(op: Operation): ErrorCode[] {
   if (op.scope === null) return op.dispatch.to === 'gateway' ? [] : ['validation_failed', 'unavailable'];
-  const codes: ErrorCode[] = [
-    'unauthorized',
-    'forbidden',
-    'validation_failed',
-    'not_found',
-    'rate_limited',
-    'unavailable',
-  ];
+  const codes = [...tokenCallErrors];
   if (op.mutating) codes.push('idempotency_conflict');
   return codes;
 }
