@@ -67,6 +67,8 @@ export function names(namespace: string) {
       snapshots: `${ns}_snapshots`,
       /** MCP sessions, key `<principalId>.<sessionId>`: any gateway serves any session (docs/mcp.md). */
       mcpSessions: `${ns}_mcp_sessions`,
+      /** Operational alerts (contracts/health.ts), watched by every gateway for /healthz. */
+      health: `${ns}_health`,
     },
     consumers: {
       verifier: 'verifier',

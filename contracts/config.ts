@@ -86,6 +86,12 @@ export const configKeys = {
     int(1024, 64 * 1_048_576),
     'Largest request body; larger gets 413.',
   ),
+  bodyReadTimeoutMs: key(
+    'ASSAY_BODY_READ_TIMEOUT_MS',
+    10_000,
+    int(100, 600_000),
+    'How long a request body may take to arrive once its headers have; a slower client gets 400 and is disconnected.',
+  ),
   requestTimeoutMs: key(
     'ASSAY_REQUEST_TIMEOUT_MS',
     5000,

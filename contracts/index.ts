@@ -29,7 +29,9 @@ export {
   errorTable,
   transportStatus,
 } from './errors.ts';
+export { type HealthAlert, healthAlertKey } from './health.ts';
 export { mcpSessionBucketMaxAgeMs, mcpSessionTouchEveryMs } from './mcp.ts';
+export { type NatsFailure, natsFailure } from './nats-errors.ts';
 export {
   assertOperationTable,
   type Dispatch,
@@ -74,6 +76,7 @@ export type {
   MandateSetFact,
 } from './facts.ts';
 
+export { jsonDepthMax, jsonValueProblem, storableText, textProblem } from './text.ts';
 export {
   canonicalBytes,
   reportSignedBody,

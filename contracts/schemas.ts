@@ -569,7 +569,21 @@ export const EventIdParams = Type.Object(
 );
 export const NoParams = Type.Object({}, { additionalProperties: false });
 
-export const Health = Type.Object({ status: Type.Literal('ok'), nats: Type.Boolean() });
+export const HealthAlert = Type.Object({
+  kind: Type.Literal('projection_parked'),
+  subject: Type.String(),
+  message: Type.String(),
+  count: Type.Integer({ minimum: 1 }),
+  since: Timestamp(),
+  updatedAt: Timestamp(),
+});
+export const Health = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], {
+    description: 'degraded while an alert is live; the process is alive either way (200).',
+  }),
+  nats: Type.Boolean(),
+  alerts: Type.Array(HealthAlert, { description: 'Live operational alerts (docs/operations.md).' }),
+});
 
 /** One JSON-RPC 2.0 message as MCP Streamable HTTP carries it; the MCP SDK validates the details. */
 export const JsonRpcMessage = Type.Object(
