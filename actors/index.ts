@@ -1,8 +1,10 @@
 // Public entry of actors/: the actor runtime, the principal actor and the stateless services.
 export { authService } from './auth/service.ts';
 export { ensureActiveKey, publicJwks, rotateKey, signAgentToken, type TokenRequest } from './auth/keys.ts';
-export { ledgerService, principalFactsOf } from './ledger/service.ts';
-export { principalBehaviour, principalOps, type SettleCommand } from './principal/principal.ts';
+export { eventOf } from './ledger/events.ts';
+export { principalFactRows, principalFactsOf } from './ledger/projection.ts';
+export { ledgerService } from './ledger/service.ts';
+export { principalBehaviour } from './principal/principal.ts';
 export { type IdempotencyIndex, IdempotencyIndexClient } from './principal/idempotency-index.ts';
 export { QuoteCache, type Quotes } from './principal/quotes.ts';
 

@@ -11,7 +11,7 @@ import {
   systemClock,
 } from '../actors/index.ts';
 import { loadConfig, names as namesOf } from '../contracts/index.ts';
-import { listingProjection, rebuildProjection } from '../storage/index.ts';
+import { healthAlerts, listingProjection, openHealthBucket, parkedFacts, rebuildProjection } from '../storage/index.ts';
 import { errataCommand } from './errata.ts';
 import { allRoles, makeLogger, openDatabase, openNats, type Role, StartupError, startRoles } from './roles.ts';
 import { verifyReportCommand } from './verify.ts';
@@ -25,7 +25,10 @@ server roles (configuration from the environment; see README):
   workers               stateless services and projectors only
 
 operator commands:
-  rebuild-projections   drop the PostgreSQL projections and rebuild them by replaying the streams
+  rebuild-projections   drop the PostgreSQL projections (ledger entries, orders, payouts, trust sums from
+                        settlements, the idempotency index, listings) and rebuild them by replaying the streams;
+                        parked facts are tried again
+  parked-facts          list the facts a projection could not write and set aside, with their errors
   mint-token --principal <uuid> --agent <uuid> [--scopes "a b"] [--live] [--ttl <seconds>]
                         sign an agent token with the service's key (operator use and tests)
   rotate-key --purpose token|report
@@ -66,11 +69,27 @@ async function main(argv: string[]): Promise<number> {
       const nc = await openNats(config, 'assay-rebuild');
       const sql = await openDatabase(config);
       const names = namesOf(config.namespace);
-      const facts = await rebuildProjection(nc, sql, principalFactsOf(names, config));
-      console.log(`ledger entries, orders, payouts and events rebuilt up to LEDGER sequence ${facts}`);
-      const listings = await rebuildProjection(nc, sql, listingProjection(names));
+      const alerts = healthAlerts(await openHealthBucket(nc, names, config.streamReplicas), systemClock.nowIso, (err) =>
+        log.warn({ err }, 'health alert failed'),
+      );
+      const o = { log, alerts };
+      const facts = await rebuildProjection(nc, sql, principalFactsOf(names, config), o);
+      console.log(
+        `ledger entries, orders, payouts, trust sums and the idempotency index rebuilt up to LEDGER sequence ${facts}`,
+      );
+      const listings = await rebuildProjection(nc, sql, listingProjection(names), o);
       console.log(`listings rebuilt up to LISTINGS sequence ${listings}`);
       await nc.drain();
+      await sql.end();
+      return 0;
+    }
+    case 'parked-facts': {
+      const sql = await openDatabase(config);
+      const rows = await parkedFacts(sql);
+      for (const r of rows) {
+        console.log(`${r.projection} #${r.stream_seq} parked ${r.parked_at.toISOString()}: ${r.error}\n  ${r.fact}`);
+      }
+      if (rows.length === 0) console.log('no parked facts');
       await sql.end();
       return 0;
     }

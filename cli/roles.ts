@@ -43,6 +43,7 @@ import {
   openBuckets,
   openPool,
   listingProjection,
+  healthAlerts,
   runProjection,
   type Sql,
 } from '../storage/index.ts';
@@ -122,11 +123,13 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
     await ensureActiveKey(sql, 'report', systemClock);
     const deps = { nc, sql, names, config, clock: systemClock, ids: randomIds };
     const settlementDeps = { nc, sql, names, log, timeoutMs: config.requestTimeoutMs };
+    const alerts = healthAlerts(buckets.health, systemClock.nowIso, (err) => log.warn({ err }, 'health alert failed'));
+    const projector = { log, alerts };
     const subs = [
-      serveService(nc, names.serviceSubject('auth'), authService(sql), log),
-      serveService(nc, names.serviceSubject('sandbox'), sandboxService(deps), log),
-      serveService(nc, names.serviceSubject('ledger'), await ledgerService(deps), log),
-      serveService(nc, names.serviceSubject('catalog'), catalogService(deps), log),
+      serveService(nc, names, 'auth', authService(sql), log),
+      serveService(nc, names, 'sandbox', sandboxService(deps), log),
+      serveService(nc, names, 'ledger', await ledgerService(deps), log),
+      serveService(nc, names, 'catalog', catalogService(deps), log),
     ];
     // Jobs that run once per deployment: the worker holding a job's lease runs it, another takes over on failure.
     const singleton = (name: string, run: (signal: AbortSignal) => Promise<void>) =>
@@ -141,10 +144,12 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
         run,
       });
     const jobs = [
-      await singleton('listing_projector', (signal) => runProjection(nc, sql, listingProjection(names), log, signal)),
+      await singleton('listing_projector', (signal) =>
+        runProjection(nc, sql, listingProjection(names), projector, signal),
+      ),
       await singleton('outbox_relay', (signal) => runOutboxRelay(nc, sql, log, signal)),
       await singleton('principal_facts_projector', (signal) =>
-        runProjection(nc, sql, principalFactsOf(names, config), log, signal),
+        runProjection(nc, sql, principalFactsOf(names, config), projector, signal),
       ),
       await singleton('settlement_sweeper', (signal) => runSettlementSweeper(settlementDeps, signal)),
     ];

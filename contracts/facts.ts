@@ -1,5 +1,7 @@
 // Facts: the durable records actors append to JetStream. A fact is never changed once written; state, projections
-// and events are derived from them. Every fact carries a stable id (also its JetStream message id) and its time.
+// and events are derived from them. Every fact carries a stable id (the id of its ledger entry or event) and its
+// time. Appends carry no JetStream message id: the expected last subject sequence makes them exactly-once.
+import type { MandateRecord } from './internal.ts';
 
 /**
  * The Idempotency-Key of the command that produced a fact, with the hash of its request and, unless the fact alone
@@ -41,16 +43,6 @@ export interface CreditedFact extends FactBase {
 export interface CallRecordedFact extends FactBase {
   type: 'call_recorded';
   op: string;
-}
-
-export interface MandateRecord {
-  id: string;
-  perItemCapCents: number;
-  minTrust: number;
-  minJudgeVersion: string | null;
-  rejectOpenJudgeErrata: boolean;
-  revoked: boolean;
-  createdAt: string;
 }
 
 /** The principal's mandate, new or changed; it replaces the current one (mandates bind all the principal's agents). */

@@ -29,7 +29,34 @@ export {
   errorTable,
   transportStatus,
 } from './errors.ts';
+export {
+  assertHandlers,
+  type HandlerRecord,
+  type OperationsOf,
+  type OpRequest,
+  type ReplyOf,
+  type RequestOf,
+  requiresCaller,
+  type ServiceHandler,
+  type ServiceHandlers,
+  type Target,
+} from './handlers.ts';
 export { type HealthAlert, healthAlertKey } from './health.ts';
+export {
+  ArtifactQuote,
+  GrantSandbox,
+  GrantSandboxReply,
+  IdempotencyLookupReply,
+  type InternalOperation,
+  type InternalOpId,
+  internalOperations,
+  ListingQuote,
+  ListingState,
+  MandateRecord,
+  PublishArtifactCommand,
+  PublishEditionCommand,
+  SettleCommand,
+} from './internal.ts';
 export { mcpSessionBucketMaxAgeMs, mcpSessionTouchEveryMs } from './mcp.ts';
 export { type NatsFailure, natsFailure } from './nats-errors.ts';
 export {
@@ -42,6 +69,7 @@ export {
   pipelineErrors,
   type Scope,
   scopes,
+  type TableOperation,
 } from './operations.ts';
 export * as schemas from './schemas.ts';
 export { pageLimits } from './schemas.ts';
@@ -71,7 +99,6 @@ export type {
   IdempotencyRecord,
   LedgerFact,
   ListingFact,
-  MandateRecord,
   MandateRevokedFact,
   MandateSetFact,
 } from './facts.ts';

@@ -40,7 +40,7 @@ export interface Operation {
   destructive?: boolean;
   dispatch: Dispatch;
   /** Domain errors the handler can return, beyond the pipeline's own (see pipelineErrors). */
-  errors: ErrorCode[];
+  errors: readonly ErrorCode[];
   /**
    * agent: a /v1 route of the agent API (typed errors, bearer token). web: a route the spec places on {web_url}
    * (served by the same gateway, typed errors). public: other routes on {base_url}.
@@ -56,7 +56,7 @@ export interface Operation {
 const none = S.NoParams;
 
 /** What the pipeline can refuse any call that needs a token with, before its handler runs. */
-const tokenCallErrors: ErrorCode[] = [
+const tokenCallErrors: readonly ErrorCode[] = [
   'unauthorized',
   'forbidden',
   'validation_failed',
@@ -66,7 +66,7 @@ const tokenCallErrors: ErrorCode[] = [
 ];
 
 /** Refusals the MCP endpoint answers at the HTTP level, as the typed error object (docs/mcp.md). */
-const mcpEndpointErrors: ErrorCode[] = tokenCallErrors;
+const mcpEndpointErrors: readonly ErrorCode[] = tokenCallErrors;
 
 /** The tool argument that carries the Idempotency-Key of a mutating operation over MCP. */
 export const mcpIdempotencyKeyArgument = 'idempotency_key';
@@ -74,9 +74,11 @@ const noQuery = Type.Object({}, { additionalProperties: false });
 
 type Row = Omit<Operation, 'params' | 'query' | 'errors' | 'audience'> &
   Partial<Pick<Operation, 'params' | 'query' | 'errors' | 'audience'>>;
-const row = (r: Row): Operation => ({ params: none, query: noQuery, errors: [], audience: 'agent', ...r });
+const defaults = { params: none, query: noQuery, errors: [] as readonly ErrorCode[], audience: 'agent' as const };
+/** A row with its defaults; `const` keeps each row's literal types (id, dispatch, schemas) for typed handlers. */
+const row = <const R extends Row>(r: R) => ({ ...defaults, ...r }) as Omit<typeof defaults, keyof R> & R;
 
-export const operations: readonly Operation[] = [
+export const operations = [
   row({
     id: 'searchArtifacts',
     method: 'GET',
@@ -666,7 +668,10 @@ export const operations: readonly Operation[] = [
     audience: 'public',
     available: true,
   }),
-];
+] satisfies readonly Operation[];
+
+/** One row of the table, with its literal types. */
+export type TableOperation = (typeof operations)[number];
 
 /** Errors every agent operation can answer, whatever its handler does. */
 export function pipelineErrors(op: Operation): ErrorCode[] {

@@ -3,10 +3,10 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { errorCodes } from './errors.ts';
 
-const Uuid = (description?: string) => Type.String({ format: 'uuid', ...(description ? { description } : {}) });
-const Timestamp = (description = 'ISO 8601 timestamp with milliseconds, UTC.') =>
+export const Uuid = (description?: string) => Type.String({ format: 'uuid', ...(description ? { description } : {}) });
+export const Timestamp = (description = 'ISO 8601 timestamp with milliseconds, UTC.') =>
   Type.String({ format: 'date-time', description });
-const Sha256 = Type.String({ pattern: '^sha256:[0-9a-f]{64}$', description: 'Form sha256:<hex>.' });
+export const Sha256 = Type.String({ pattern: '^sha256:[0-9a-f]{64}$', description: 'Form sha256:<hex>.' });
 const Cursor = Type.String({ minLength: 1, maxLength: 200, description: 'Opaque cursor from a previous page.' });
 const Cents = (description: string) => Type.Integer({ description });
 

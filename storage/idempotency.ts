@@ -1,6 +1,6 @@
 // The idempotency index: where a principal actor finds the keys it no longer keeps in memory. Written by the
 // principal-facts projection from the facts themselves; read by the ledger service for actor hosts.
-import type { Sql } from './postgres.ts';
+import { jsonRows, type Sql } from './postgres.ts';
 
 export interface IdempotencyKeyRow {
   principal_id: string;
@@ -15,7 +15,7 @@ export async function insertIdempotencyKeys(tx: Sql, rows: IdempotencyKeyRow[]):
   if (rows.length === 0) return;
   await tx`
     INSERT INTO idempotency_keys (principal_id, key, request_hash, stream_seq, created_at)
-    SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
+    SELECT * FROM json_to_recordset(${jsonRows(rows)}::text::json)
       AS r(principal_id uuid, key text, request_hash text, stream_seq bigint, created_at timestamptz)
     ON CONFLICT (principal_id, key) DO UPDATE
       SET request_hash = EXCLUDED.request_hash, stream_seq = EXCLUDED.stream_seq, created_at = EXCLUDED.created_at`;

@@ -1,11 +1,35 @@
 // Public entry of storage/: JetStream definitions, PostgreSQL access and migrations, projections.
 export { activateKey, activeKey, allKeys, type KeyPurpose, type StoredKey } from './keys.ts';
-export { lookupIdempotencyKeys } from './idempotency.ts';
-export { insertLedgerRows, ledgerProjection, ledgerRow, readLedgerPage } from './ledger-projection.ts';
+export { type IdempotencyKeyRow, lookupIdempotencyKeys } from './idempotency.ts';
+export { type LedgerRow, readLedgerPage } from './ledger-projection.ts';
+export {
+  type DeriveRows,
+  type OrderInsertRow,
+  type OrderSettlementRow,
+  type PayoutRow,
+  type PrincipalFactRows,
+  principalFactsProjection,
+} from './principal-facts.ts';
 
-export { type Projection, projectionCheckpoint, rebuildProjection, runProjection } from './projector.ts';
-export { connectNats, dropNamespace, duplicateWindowMs, ensureStreams, isNotFound, openBuckets } from './nats.ts';
-export { ensureDatabase, migrate, openPool, type Sql } from './postgres.ts';
+export { type HealthAlerts, healthAlerts } from './health.ts';
+export {
+  parkedFacts,
+  type Projection,
+  type ProjectorOptions,
+  projectionCheckpoint,
+  rebuildProjection,
+  runProjection,
+} from './projector.ts';
+export {
+  connectNats,
+  dropNamespace,
+  duplicateWindowMs,
+  ensureStreams,
+  isNotFound,
+  openBuckets,
+  openHealthBucket,
+} from './nats.ts';
+export { ensureDatabase, jsonRows, migrate, openPool, type Sql } from './postgres.ts';
 export {
   countRateWindow,
   ensurePrincipal,
@@ -49,9 +73,7 @@ export {
   trustAggregates,
 } from './trust.ts';
 export {
-  commerceProjection,
-  principalFactsProjection,
-  eventsPage,
+  entriesWithOrders,
   getBundle,
   getOrder,
   type OrderRow,

@@ -1,12 +1,11 @@
-// The ledger projection: one ledger entry per money fact on the LEDGER stream, keyed by principal and stream
-// sequence, read through the `ledger` view. Credits are rows of ledger_entries; an escrow fact's entry is stored in
-// its order's row by the commerce projection (storage/orders.ts), which has every other column of it already.
-// Entries depend only on their fact, so a rebuild by replay produces identical entries.
-import type { LedgerEntryT, LedgerFact, Names } from '../contracts/index.ts';
-import type { Sql } from './postgres.ts';
-import type { Projection } from './projector.ts';
+// Ledger entries: one per money fact on the LEDGER stream, keyed by principal and stream sequence, read through the
+// `ledger` view. Credits are rows of ledger_entries; an escrow fact's entry is stored in its order's row (see
+// principal-facts.ts), which has every other column of it already. Entries depend only on their fact, so a rebuild
+// by replay produces identical entries.
+import type { LedgerEntryT } from '../contracts/index.ts';
+import { jsonRows, type Sql } from './postgres.ts';
 
-interface LedgerRow {
+export interface LedgerRow {
   stream_seq: number;
   id: string;
   principal_id: string;
@@ -19,43 +18,6 @@ interface LedgerRow {
   created_at: string;
 }
 
-/** The ledger entry of a money fact; null for facts that move no money (a recorded call, a mandate change). */
-export function ledgerRow(seq: number, fact: LedgerFact): LedgerRow | null {
-  const row = (type: LedgerEntryT['type'], amountCents: number, reference: string, runId: string | null) => ({
-    stream_seq: seq,
-    id: fact.id,
-    principal_id: fact.principalId,
-    type,
-    amount_cents: amountCents,
-    balance_after_cents: fact.balanceAfterCents,
-    reference,
-    run_id: runId,
-    sandbox: fact.sandbox,
-    created_at: fact.at,
-  });
-  switch (fact.type) {
-    case 'call_recorded':
-    case 'mandate_set':
-    case 'mandate_revoked':
-      return null;
-    case 'escrow_held':
-      return row('escrow_held', -fact.priceCents, fact.orderId, fact.orderId);
-    // Release spends what was held: available credits do not change, so the entry moves 0.
-    case 'escrow_released':
-      return row('escrow_released', 0, fact.orderId, fact.orderId);
-    case 'escrow_refunded':
-      return row('escrow_refunded', fact.priceCents, fact.orderId, fact.orderId);
-
-    case 'credited':
-      return row(
-        fact.source === 'sandbox_grant' ? 'sandbox_grant' : 'topup_credited',
-        fact.amountCents,
-        fact.topupId,
-        null,
-      );
-  }
-}
-
 /**
  * One statement of fixed shape whatever the batch size (the rows as one JSON array), so PostgreSQL parses and plans
  * it once and the client serialises with JSON.stringify rather than escaping arrays element by element.
@@ -65,7 +27,7 @@ export async function insertLedgerRows(sql: Sql, rows: LedgerRow[]): Promise<voi
   await sql`
     INSERT INTO ledger_entries (stream_seq, id, principal_id, type, amount_cents, balance_after_cents, reference, run_id,
                                 sandbox, created_at)
-    SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
+    SELECT * FROM json_to_recordset(${jsonRows(rows)}::text::json)
       AS r(stream_seq bigint, id uuid, principal_id uuid, type text, amount_cents bigint, balance_after_cents bigint,
            reference text, run_id text, sandbox boolean, created_at timestamptz)
     ON CONFLICT (principal_id, stream_seq) DO NOTHING`;
@@ -130,20 +92,4 @@ export async function readLedgerPage(sql: Sql, q: LedgerPageQuery) {
   }));
   const last = page.at(-1);
   return { items, nextBeforeSeq: rows.length > q.limit && last ? last.stream_seq : null };
-}
-
-/** The ledger projection of a namespace: a ledger_entries row per credit fact of its LEDGER stream. */
-export function ledgerProjection(n: Names): Projection<LedgerFact> {
-  return {
-    checkpoint: `ledger:${n.streams.ledger.name}`,
-    stream: n.streams.ledger.name,
-    apply: (tx, batch) =>
-      insertLedgerRows(
-        tx,
-        batch.flatMap((b) => (b.fact.type === 'credited' ? ledgerRow(b.seq, b.fact)! : [])),
-      ),
-    truncate: async (tx) => {
-      await tx`TRUNCATE ledger_entries`;
-    },
-  };
 }

@@ -123,11 +123,16 @@ export async function openBuckets(nc: NatsConnection, n: Names, replicas: number
     allow_direct: true,
   });
   await keepMaxAge(nc, `KV_${n.buckets.mcpSessions}`, o.mcpSessionMaxAgeMs);
-  const health = await kvm.create(n.buckets.health, { history: 1, replicas, storage: StorageType.File });
+  const health = await openHealthBucket(nc, n, replicas);
   // The same bucket read through the stream leader: a replica may not have a session created a moment ago through
   // another gateway yet, so a miss is confirmed here before it becomes a 404.
   const leader = await kvm.open(n.buckets.mcpSessions, { allow_direct: false });
   return { leases, snapshots, health, mcpSessions: { anyReplica, leader } };
+}
+
+/** The operational alerts bucket (contracts/health.ts). */
+export function openHealthBucket(nc: NatsConnection, n: Names, replicas: number) {
+  return new Kvm(nc).create(n.buckets.health, { history: 1, replicas, storage: StorageType.File });
 }
 
 /** Creating a bucket leaves an existing one as it was; follow a changed idle time of the configuration. */

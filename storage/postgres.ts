@@ -2,6 +2,7 @@
 // module, applied once each, in order, under an advisory lock so concurrent starts do not race.
 import { readdir, readFile } from 'node:fs/promises';
 import postgres from 'postgres';
+import { storableText } from '../contracts/index.ts';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
@@ -60,4 +61,15 @@ export async function migrate(sql: Sql, through = '999'): Promise<string[]> {
     }
   });
   return applied;
+}
+
+/**
+ * Rows as one JSON text for `json_to_recordset`. Text PostgreSQL cannot hold (NUL, lone surrogates) is replaced by
+ * U+FFFD, so an odd string in a fact can never stop a projection. JSON.stringify writes both as \u escapes, so the
+ * common case costs one scan of the text.
+ */
+export function jsonRows(rows: readonly unknown[]): string {
+  const text = JSON.stringify(rows);
+  if (!/\\u0000|\\ud[89a-f]/i.test(text)) return text;
+  return JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'string' ? storableText(value) : value));
 }

@@ -2,9 +2,17 @@
 // PostgreSQL, each micro-batch committed together with the new checkpoint and guarded by the old one. A batch is
 // applied exactly once; if the checkpoint moved under us (a rebuild reset it, or another projector ran) the batch
 // rolls back and the projector restarts from the stored checkpoint.
+//
+// One fact can never stop a projection: when PostgreSQL refuses a batch for what is in it (a data error, not a
+// lost connection), the projector commits that batch one fact at a time, and a fact that still cannot be written
+// is parked (a `parked_facts` row with its error, in the transaction that moves the checkpoint past it), logged,
+// and raised as a health alert; the facts after it go on.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
+import postgres from 'postgres';
+import type { HealthAlerts } from './health.ts';
 import type { Sql } from './postgres.ts';
 
 export interface Projection<F> {
@@ -22,6 +30,9 @@ export interface Projection<F> {
 
 class CheckpointMoved extends Error {}
 
+/** A message of the stream that is not JSON: it can only be parked. */
+class UnreadableFact extends Error {}
+
 /**
  * A batch is committed at most this often unless it is already large: every commit costs about ten statements
  * whatever its size, so under load waiting a few milliseconds makes batches larger and commits rarer. It adds at
@@ -29,6 +40,19 @@ class CheckpointMoved extends Error {}
  */
 const commitIntervalMs = 20;
 const batchLarge = 2000;
+/** After a failure that is not the facts' fault (PostgreSQL or NATS unreachable), wait this long and start again. */
+const retryAfterFailureMs = 1000;
+/**
+ * At most this many facts are parked per projection in a minute. A bug that made every fact unwritable must not
+ * quietly park the whole stream: past the budget the projector stops and retries, and the alert says why.
+ */
+const parkedPerMinuteMax = 10;
+
+export interface ProjectorOptions {
+  log: Logger;
+  /** Where parked facts are raised as alerts (absent in one-off rebuilds that report on their own). */
+  alerts?: HealthAlerts;
+}
 
 export async function projectionCheckpoint(sql: Sql, p: Projection<unknown>): Promise<number> {
   const [row] = await sql<
@@ -42,26 +66,56 @@ export async function runProjection<F>(
   nc: NatsConnection,
   sql: Sql,
   p: Projection<F>,
-  log: Logger,
+  o: ProjectorOptions,
   signal: AbortSignal,
 ): Promise<void> {
+  const parking = new ParkingBudget();
   while (!signal.aborted) {
     try {
-      await projectFromCheckpoint(nc, sql, p, signal, null);
+      await projectFromCheckpoint(nc, sql, p, o, parking, signal, null);
     } catch (err) {
       if (signal.aborted) break;
       if (!(err instanceof CheckpointMoved)) {
-        log.error({ err, projection: p.checkpoint }, 'projection failed; restarting from its checkpoint');
-        await new Promise((r) => setTimeout(r, 1000));
+        o.log.error({ err, projection: p.checkpoint }, 'projection failed; restarting from its checkpoint');
+        await sleep(retryAfterFailureMs, undefined, { signal }).catch(() => {});
       }
     }
   }
 }
 
+/**
+ * Whether PostgreSQL refused a batch for what is in it: a data exception (class 22: bad text, a number out of
+ * range, an invalid uuid) or an integrity violation (class 23), or the projection's code could not handle a fact.
+ * Anything else (connections, deadlocks, a missing table after a bad deploy) is retried, never parked.
+ */
+function refusedForItsFacts(err: unknown): boolean {
+  if (err instanceof UnreadableFact || err instanceof TypeError || err instanceof RangeError) return true;
+  if (!(err instanceof postgres.PostgresError)) return false;
+  const sqlState = (err as { code?: unknown }).code;
+  return typeof sqlState === 'string' && (sqlState.startsWith('22') || sqlState.startsWith('23'));
+}
+
+/** The facts parked in the last minute, against `parkedPerMinuteMax`. */
+class ParkingBudget {
+  private readonly parkedAtMs: number[] = [];
+
+  take(): boolean {
+    const now = Date.now();
+    while (this.parkedAtMs.length > 0 && this.parkedAtMs[0]! < now - 60_000) this.parkedAtMs.shift();
+    if (this.parkedAtMs.length >= parkedPerMinuteMax) return false;
+    this.parkedAtMs.push(now);
+    return true;
+  }
+}
+
+type Read<F> = { seq: number; fact: F; raw?: undefined } | { seq: number; fact: null; raw: string };
+
 async function projectFromCheckpoint<F>(
   nc: NatsConnection,
   sql: Sql,
   p: Projection<F>,
+  o: ProjectorOptions,
+  parking: ParkingBudget,
   signal: AbortSignal,
   untilSeq: number | null,
 ): Promise<void> {
@@ -70,7 +124,7 @@ async function projectFromCheckpoint<F>(
   if (untilSeq !== null && checkpoint >= untilSeq) return;
   const consumer = await jetstream(nc).consumers.get(p.stream, { opt_start_seq: checkpoint + 1 });
   const messages = await consumer.consume({ max_messages: 4000 });
-  let buffer: { seq: number; fact: F }[] = [];
+  let buffer: Read<F>[] = [];
   const waker: { wake: (() => void) | null } = { wake: null };
   let ended = false;
   const onAbort = () => {
@@ -81,7 +135,11 @@ async function projectFromCheckpoint<F>(
   const reader = (async () => {
     try {
       for await (const m of messages) {
-        buffer.push({ seq: m.seq, fact: m.json<F>() });
+        try {
+          buffer.push({ seq: m.seq, fact: m.json<F>() });
+        } catch {
+          buffer.push({ seq: m.seq, fact: null, raw: m.string() });
+        }
         waker.wake?.();
       }
     } finally {
@@ -90,11 +148,14 @@ async function projectFromCheckpoint<F>(
     }
   })();
   let lastCommitAt = 0;
+  // While the checkpoint is below this, batches are one fact each: a batch was refused for what is in it, and the
+  // fact responsible must be found and parked.
+  let oneByOneThroughSeq = 0;
   try {
     while (!signal.aborted && !(untilSeq !== null && checkpoint >= untilSeq)) {
       const wait = lastCommitAt + commitIntervalMs - performance.now();
       if (wait > 0 && buffer.length < batchLarge && !ended) {
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        await sleep(wait, undefined, { signal }).catch(() => {});
         continue;
       }
       if (buffer.length === 0) {
@@ -106,26 +167,26 @@ async function projectFromCheckpoint<F>(
         continue;
       }
       // Whatever arrived while the previous batch was being committed forms the next one.
-      const batch = buffer;
-      buffer = [];
-      const next = batch.at(-1)!.seq;
-      const expected = checkpoint;
+      let batch: Read<F>[];
+      if (oneByOneThroughSeq > checkpoint) batch = buffer.splice(0, 1);
+      else {
+        batch = buffer;
+        buffer = [];
+      }
       lastCommitAt = performance.now();
-
-      await sql.begin(async (tx) => {
-        // The statements are sent together and run in order (a projection may pipeline its own too): a round trip
-        // per batch costs both processes a wake-up and a system call, and batches come every 20 ms.
-        // A commit lost in a crash loses its checkpoint with it, and the batch is read again from the stream: the
-        // projection needs no flush to disk per batch.
-        const unflushed = tx`SET LOCAL synchronous_commit TO off`.execute();
-        const applied = p.apply(tx as unknown as Sql, batch);
-        const moved = tx`UPDATE projection_checkpoints SET last_seq = ${next}
-                         WHERE name = ${p.checkpoint} AND last_seq = ${expected}`.execute();
-        // Awaiting all three also handles the rejections of those a failed statement aborted.
-        const [, , m] = await Promise.all([unflushed, applied, moved]);
-        if (m.count !== 1) throw new CheckpointMoved();
-      });
-      checkpoint = next;
+      try {
+        await commitBatch(sql, p, batch, checkpoint);
+      } catch (err) {
+        if (err instanceof CheckpointMoved || !refusedForItsFacts(err)) throw err;
+        if (batch.length > 1) {
+          buffer = batch.concat(buffer);
+          oneByOneThroughSeq = batch.at(-1)!.seq;
+          continue;
+        }
+        if (!parking.take()) throw err;
+        await park(sql, p, o, batch[0]!, err, checkpoint);
+      }
+      checkpoint = batch.at(-1)!.seq;
     }
   } finally {
     signal.removeEventListener('abort', onAbort);
@@ -134,25 +195,96 @@ async function projectFromCheckpoint<F>(
   }
 }
 
+/** Apply a batch and move the checkpoint from `expected` to its last sequence, in one transaction. */
+async function commitBatch<F>(sql: Sql, p: Projection<F>, batch: Read<F>[], expected: number): Promise<void> {
+  const unreadable = batch.find((r) => r.fact === null);
+  if (unreadable) throw new UnreadableFact(`stream message ${unreadable.seq} is not JSON`);
+  const next = batch.at(-1)!.seq;
+  await sql.begin(async (tx) => {
+    // The statements are sent together and run in order (a projection may pipeline its own too): a round trip per
+    // batch costs both processes a wake-up and a system call, and batches come every 20 ms. A commit lost in a
+    // crash loses its checkpoint with it, and the batch is read again from the stream: the projection needs no
+    // flush to disk per batch.
+    const unflushed = tx`SET LOCAL synchronous_commit TO off`.execute();
+    const applied = p.apply(tx as unknown as Sql, batch as { seq: number; fact: F }[]);
+    const moved = tx`UPDATE projection_checkpoints SET last_seq = ${next}
+                     WHERE name = ${p.checkpoint} AND last_seq = ${expected}`.execute();
+    // Awaiting all three also handles the rejections of those a failed statement aborted.
+    const [, , m] = await Promise.all([unflushed, applied, moved]);
+    if (m.count !== 1) throw new CheckpointMoved();
+  });
+}
+
+/** Set one fact aside with its error and move the checkpoint past it, in one transaction; then say so loudly. */
+async function park<F>(
+  sql: Sql,
+  p: Projection<F>,
+  o: ProjectorOptions,
+  read: Read<F>,
+  err: unknown,
+  expected: number,
+): Promise<void> {
+  const error = String((err as Error)?.message ?? err).slice(0, 2000);
+  // JSON.stringify escapes NUL and lone surrogates, so the text fits a text column whatever the fact holds.
+  const fact = read.fact === null ? JSON.stringify(read.raw) : JSON.stringify(read.fact);
+  let parked = 0;
+  await sql.begin(async (tx) => {
+    await tx`INSERT INTO parked_facts (projection, stream_seq, error, fact)
+             VALUES (${p.checkpoint}, ${read.seq}, ${error}, ${fact}) ON CONFLICT DO NOTHING`;
+    const moved = await tx`UPDATE projection_checkpoints SET last_seq = ${read.seq}
+                           WHERE name = ${p.checkpoint} AND last_seq = ${expected}`;
+    if (moved.count !== 1) throw new CheckpointMoved();
+    const [row] = await tx<{ parked: number }[]>`
+      SELECT count(*)::int AS parked FROM parked_facts WHERE projection = ${p.checkpoint}`;
+    parked = row!.parked;
+  });
+  o.log.error(
+    { err, projection: p.checkpoint, streamSeq: read.seq },
+    'a fact could not be projected and was parked; the projection goes on',
+  );
+  await o.alerts?.raise(
+    'projection_parked',
+    p.checkpoint,
+    `${parked} fact(s) of ${p.stream} could not be projected and were set aside (latest: sequence ${read.seq}: ${error}); see \`assay parked-facts\``,
+    parked,
+  );
+}
+
+/** The facts a projection parked, oldest first. */
+export async function parkedFacts(sql: Sql, projection?: string) {
+  return sql<{ projection: string; stream_seq: number; error: string; fact: string; parked_at: Date }[]>`
+    SELECT projection, stream_seq, error, fact, parked_at FROM parked_facts
+    ${projection === undefined ? sql`` : sql`WHERE projection = ${projection}`}
+    ORDER BY projection, stream_seq`;
+}
+
 /**
- * Drop a projection and rebuild it by replaying its stream: truncate and reset the checkpoint in one transaction,
- * then project up to the stream's last sequence at that moment. Safe while a live projector runs: whichever
- * commits a batch first advances the checkpoint, and the other's batch rolls back and restarts from it.
- * Returns the stream's last sequence the rebuild covered.
+ * Drop a projection and rebuild it by replaying its stream: truncate, forget its parked facts and reset the
+ * checkpoint in one transaction, then project up to the stream's last sequence at that moment. Safe while a live
+ * projector runs: whichever commits a batch first advances the checkpoint, and the other's batch rolls back and
+ * restarts from it. Returns the stream's last sequence the rebuild covered.
  */
-export async function rebuildProjection<F>(nc: NatsConnection, sql: Sql, p: Projection<F>): Promise<number> {
+export async function rebuildProjection<F>(
+  nc: NatsConnection,
+  sql: Sql,
+  p: Projection<F>,
+  o: ProjectorOptions,
+): Promise<number> {
   const jsm = await jetstreamManager(nc);
   let lastSeq = 0;
   await sql.begin(async (tx) => {
     await p.truncate(tx as unknown as Sql);
+    await tx`DELETE FROM parked_facts WHERE projection = ${p.checkpoint}`;
     await tx`INSERT INTO projection_checkpoints (name, last_seq) VALUES (${p.checkpoint}, 0)
              ON CONFLICT (name) DO UPDATE SET last_seq = 0`;
     lastSeq = (await jsm.streams.info(p.stream)).state.last_seq;
   });
+  await o.alerts?.clear('projection_parked', p.checkpoint);
   const never = new AbortController().signal;
+  const parking = new ParkingBudget();
   while ((await projectionCheckpoint(sql, p as Projection<unknown>)) < lastSeq) {
     try {
-      await projectFromCheckpoint(nc, sql, p, never, lastSeq);
+      await projectFromCheckpoint(nc, sql, p, o, parking, never, lastSeq);
     } catch (err) {
       if (!(err instanceof CheckpointMoved)) throw err;
     }

@@ -1,6 +1,6 @@
 // Trust samples and their sums. The weighting rule (half-life, epoch) belongs to the caller; this module stores the
 // weight each sample carries at the epoch, summed per subject and source kind.
-import type { Sql } from './postgres.ts';
+import { jsonRows, type Sql } from './postgres.ts';
 
 export interface TrustSample {
   subject: string;
@@ -54,7 +54,7 @@ export async function addToTrustSums(tx: Sql, samples: TrustSample[]): Promise<v
   await tx`
     INSERT INTO trust_sums (subject, source_kind, samples, passes, pass_weight, fail_weight)
     SELECT r.subject, r.kind, r.samples, r.passes, r.pass, r.fail
-    FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
+    FROM json_to_recordset(${jsonRows(rows)}::text::json)
       AS r(subject text, kind text, samples int, passes int, pass float8, fail float8)
     ON CONFLICT (subject, source_kind) DO UPDATE SET
       samples = trust_sums.samples + EXCLUDED.samples,

@@ -4,10 +4,9 @@
 import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
+  type ArtifactQuote,
   type ArtifactT,
   type BusReply,
-  type BusRequest,
-  type Caller,
   canonicalJson,
   type Config,
   type ErratumT,
@@ -17,7 +16,9 @@ import {
   type OfferDocumentT,
   okReply,
   pageLimits,
+  type PublishEditionCommand,
   type SearchItemT,
+  type ServiceHandlers,
 } from '../../contracts/index.ts';
 import {
   type ArtifactRow,
@@ -42,45 +43,21 @@ import {
   subjectSandbox,
   trustAggregates,
 } from '../../storage/index.ts';
-import type { ArtifactQuote } from '../principal/quotes.ts';
 import type { Clock } from '../runtime/clock.ts';
-import { decodeCursor, decodeCursorText, encodeCursor } from '../shared/cursor.ts';
+import {
+  badCursor,
+  decodeNumberCursor,
+  decodeTimeIdCursor,
+  encodeCursor,
+  encodeTimeIdCursor,
+} from '../shared/cursor.ts';
 import { parseArtifact } from '../verification/format.ts';
 import { currentJudgeVersion, judgeModel, judgePromptHash } from '../verification/judge.ts';
 import { meetsFloor } from '../verification/report.ts';
 
 import { trustScore } from './trust.ts';
 
-type PublishRequest = {
-  title?: string;
-  content: string;
-  topics?: string[];
-  description?: string;
-  floor?: number;
-};
-
-/** Internal commands, sent by the principal actor after it checked the Idempotency-Key. */
-export const catalogOps = {
-  publishArtifact: 'catalog.publish_artifact',
-  publishEdition: 'catalog.publish_edition',
-  /** Is this artifact the caller's, on the caller's side of the sandbox line? (for listing creation) */
-  ownedArtifact: 'catalog.owned_artifact',
-  /** What a purchase checks about an artifact: current edition, its judge version, open errata, trust. */
-  purchaseInfo: 'catalog.purchase_info',
-} as const;
-
-export interface PublishArtifactCommand {
-  artifactId: string;
-  editionId: string;
-  request: PublishRequest & { title: string };
-  /** Judge version to verify with; the current one unless a loader asks for another (the sandbox corpus does). */
-  judgeVersion?: string;
-}
-export interface PublishEditionCommand {
-  artifactId: string;
-  editionId: string;
-  request: PublishRequest;
-}
+type PublishRequest = PublishEditionCommand['request'];
 
 /** The floor an artifact declares when neither the request nor its front matter does. */
 export const defaultArtifactFloor = 0.7;
@@ -102,9 +79,8 @@ export function catalogService(d: CatalogDeps) {
   const offerUrl = (listingId: string) => `${d.config.baseUrl}/offers/${listingId}`;
   const reportUrl = (digest: string) => `${d.config.baseUrl}/v1/reports/${digest}`;
 
-  const handlers: Record<string, (req: BusRequest, caller: Caller) => Promise<BusReply>> = {
-    [catalogOps.publishArtifact]: async (req, caller) => {
-      const c = req.body as PublishArtifactCommand;
+  const handlers: ServiceHandlers<'catalog'> = {
+    'catalog.publish_artifact': async ({ body: c, caller }) => {
       const existing = await getArtifact(sql, c.artifactId);
       if (existing) return artifactReply(existing, await currentEdition(sql, existing.id), false);
       const edition = editionFrom(c.editionId, c.artifactId, c.request, undefined, c.judgeVersion);
@@ -121,8 +97,7 @@ export function catalogService(d: CatalogDeps) {
       return artifactReply(row, await currentEdition(sql, row.id), true);
     },
 
-    [catalogOps.publishEdition]: async (req, caller) => {
-      const c = req.body as PublishEditionCommand;
+    'catalog.publish_edition': async ({ body: c, caller }) => {
       const artifact = await getArtifact(sql, c.artifactId);
       if (!artifact || artifact.owner_principal_id !== caller.principalId) {
         return errorReply('not_found', 'no artifact with this id belongs to the caller');
@@ -142,27 +117,19 @@ export function catalogService(d: CatalogDeps) {
       return artifactReply(row, await currentEdition(sql, row.id), true);
     },
 
-    [catalogOps.ownedArtifact]: async (req, caller) => {
-      const artifact = await getArtifact(sql, (req.body as { artifactId: string }).artifactId);
+    'catalog.owned_artifact': async ({ body, caller }) => {
+      const artifact = await getArtifact(sql, body.artifactId);
       if (!artifact || artifact.owner_principal_id !== caller.principalId || artifact.sandbox !== caller.sandbox) {
         return errorReply('not_found', 'no artifact with this id belongs to the caller');
       }
       return okReply(200, { artifactId: artifact.id, sandbox: artifact.sandbox });
     },
 
-    searchArtifacts: async (req, caller) => {
-      const q = req.query as {
-        type?: string;
-        topic?: string;
-        floor?: number;
-        max_price?: number;
-        cursor?: string;
-        limit?: number;
-      };
+    searchArtifacts: async ({ query: q, caller }) => {
       let beforeSeq: number | null = null;
       if (q.cursor !== undefined) {
-        beforeSeq = decodeCursor('search', q.cursor);
-        if (beforeSeq === null) return errorReply('validation_failed', 'cursor is not a search cursor from this API');
+        beforeSeq = decodeNumberCursor('search', q.cursor);
+        if (beforeSeq === null) return badCursor('search');
       }
       const limit = q.limit ?? pageLimits.default;
       const rows = await searchArtifacts(sql, {
@@ -202,22 +169,22 @@ export function catalogService(d: CatalogDeps) {
       });
     },
 
-    getArtifact: async (req, caller) => {
-      const artifact = await getArtifact(sql, req.params.artifact_id!);
+    getArtifact: async ({ params, caller }) => {
+      const artifact = await getArtifact(sql, params.artifact_id);
       if (!artifact || artifact.sandbox !== caller.sandbox) return errorReply('not_found', 'no artifact with this id');
       const reply = artifactReply(artifact, await currentEdition(sql, artifact.id), false) as { body: ArtifactT };
       const { editionCreated: _, ...body } = reply.body;
       return okReply(200, body);
     },
 
-    getVerificationReport: async (req, caller) => {
-      const report = await getReport(sql, req.params.digest!);
+    getVerificationReport: async ({ params, caller }) => {
+      const report = await getReport(sql, params.digest);
       if (!report || report.sandbox !== caller.sandbox) return errorReply('not_found', 'no report with this digest');
       return okReply(200, JSON.parse(report.body));
     },
 
-    getTrust: async (req, caller) => {
-      const subject = req.params.subject!;
+    getTrust: async ({ params, caller }) => {
+      const subject = params.subject;
       const [kind, id] = subject.split(':') as ['principal' | 'agent' | 'artifact', string];
       const sandbox =
         kind === 'artifact' ? ((await getArtifact(sql, id))?.sandbox ?? null) : await subjectSandbox(sql, kind, id);
@@ -226,12 +193,11 @@ export function catalogService(d: CatalogDeps) {
       return okReply(200, trustScore(agg.get(subject), d.clock.nowMs()));
     },
 
-    getErrata: async (req, caller) => {
-      const q = req.query as { artifact_id?: string; cursor?: string; limit?: number };
+    getErrata: async ({ query: q, caller }) => {
       let offset = 0;
       if (q.cursor !== undefined) {
-        const o = decodeCursor('errata', q.cursor);
-        if (o === null) return errorReply('validation_failed', 'cursor is not an errata cursor from this API');
+        const o = decodeNumberCursor('errata', q.cursor);
+        if (o === null) return badCursor('errata');
         offset = o;
       }
       let rows: (ErratumRow & { artifact_ids?: string[] })[];
@@ -251,14 +217,11 @@ export function catalogService(d: CatalogDeps) {
       });
     },
 
-    getListings: async (req, caller) => {
-      const q = req.query as { cursor?: string; limit?: number };
+    getListings: async ({ query: q, caller }) => {
       let after: { createdAt: Date; id: string } | null = null;
       if (q.cursor !== undefined) {
-        const text = decodeCursorText('listings', q.cursor);
-        const m = text ? /^(\d{1,15})\/([0-9a-f-]{36})$/.exec(text) : null;
-        if (!m) return errorReply('validation_failed', 'cursor is not a listings cursor from this API');
-        after = { createdAt: new Date(Number(m[1])), id: m[2]! };
+        after = decodeTimeIdCursor('listings', q.cursor);
+        if (after === null) return badCursor('listings');
       }
       const limit = q.limit ?? pageLimits.default;
       const rows = await sellerListings(sql, caller.principalId, after, limit + 1);
@@ -266,19 +229,38 @@ export function catalogService(d: CatalogDeps) {
       const last = page.at(-1);
       return okReply(200, {
         items: page.map((r) => listingFields(r, offerUrl(r.id))),
-        next_cursor:
-          rows.length > limit && last ? encodeCursor('listings', `${last.created_at.getTime()}/${last.id}`) : null,
+        next_cursor: rows.length > limit && last ? encodeTimeIdCursor('listings', last.created_at, last.id) : null,
       });
     },
 
-    getOffer: async (req, caller) => {
-      const listing = await getListingRow(sql, req.params.id!);
+    getOffer: async ({ params, caller }) => {
+      const listing = await getListingRow(sql, params.id);
       if (listing?.state !== 'live' || listing.sandbox !== caller.sandbox) {
         return errorReply('not_found', 'no live listing with this id');
       }
       const artifact = (await getArtifact(sql, listing.artifact_id))!;
       const offer = await offerDocument(listing, artifact);
       return { ok: true, status: 200, body: offer, etag: strongEtag(offer) };
+    },
+
+    // Asked by actor hosts for purchase quotes, without a caller: the buyer's actor applies the sandbox line.
+    'catalog.purchase_info': async ({ body }) => {
+      const [edition, trust] = await Promise.all([
+        purchaseEdition(sql, body.artifactId, judgeModel),
+        trustAggregates(sql, [`artifact:${body.artifactId}`]),
+      ]);
+      if (!edition) return okReply(200, null);
+      const quote: ArtifactQuote = {
+        editionId: edition.id,
+        judgeVersion: edition.judge_version,
+        openErrata: edition.open_errata,
+        trustScore: trustScore(trust.get(`artifact:${body.artifactId}`), d.clock.nowMs()).score,
+        report:
+          edition.report_digest === null
+            ? null
+            : { digest: edition.report_digest, meanEntailment: edition.mean_entailment! },
+      };
+      return okReply(200, quote);
     },
   };
 
@@ -355,36 +337,7 @@ export function catalogService(d: CatalogDeps) {
     await enqueueOutbox(tx, d.names.verifySubject, `verify:${editionId}`, { editionId });
   }
 
-  /** Internal queries of other actors, answered without a caller (they apply the sandbox line themselves). */
-  const internal: Record<string, (req: BusRequest) => Promise<BusReply>> = {
-    [catalogOps.purchaseInfo]: async (req) => {
-      const artifactId = (req.body as { artifactId: string }).artifactId;
-      const [edition, trust] = await Promise.all([
-        purchaseEdition(sql, artifactId, judgeModel),
-        trustAggregates(sql, [`artifact:${artifactId}`]),
-      ]);
-      if (!edition) return okReply(200, null);
-      return okReply(200, {
-        editionId: edition.id,
-        judgeVersion: edition.judge_version,
-        openErrata: edition.open_errata,
-        trustScore: trustScore(trust.get(`artifact:${artifactId}`), d.clock.nowMs()).score,
-        report:
-          edition.report_digest === null
-            ? null
-            : { digest: edition.report_digest, meanEntailment: edition.mean_entailment! },
-      } satisfies ArtifactQuote);
-    },
-  };
-
-  return async (req: BusRequest): Promise<BusReply> => {
-    const query = internal[req.op];
-    if (query) return query(req);
-    const handler = handlers[req.op];
-    if (!handler) return errorReply('not_found', `the catalog service has no operation ${req.op}`);
-    if (!req.caller) return errorReply('unauthorized', 'catalog operations need a caller');
-    return handler(req, req.caller);
-  };
+  return handlers;
 }
 
 function artifactFields(r: ArtifactRow): SearchItemT['artifact'] {

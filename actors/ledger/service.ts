@@ -1,12 +1,10 @@
 // The principal's read side, from the PostgreSQL projections of its LEDGER facts: ledger entries, orders,
 // compliance bundles, payouts and events. A read waits (briefly) until the projection holds the principal's latest
 // fact, so a client reads its own writes; another principal's records are simply not there (404).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
-  type BusReply,
-  type BusRequest,
-  type Caller,
   canonicalBytes,
   type Config,
   errorReply,
@@ -15,18 +13,18 @@ import {
   type Names,
   okReply,
   pageLimits,
+  type ServiceHandlers,
   sha256Digest,
 } from '../../contracts/index.ts';
 import {
   activeKey,
-  eventsPage,
+  entriesWithOrders,
   getBundle,
   getOrder,
   getReport,
   lookupIdempotencyKeys,
   type OrderRow,
   ordersPage,
-  principalFactsProjection,
   payoutsPage,
   type Projection,
   projectionCheckpoint,
@@ -34,28 +32,16 @@ import {
   type Sql,
   storeBundle,
 } from '../../storage/index.ts';
-import { weightAtEpoch } from '../catalog/trust.ts';
 import type { Clock } from '../runtime/clock.ts';
-import { decodeCursor, encodeCursor } from '../shared/cursor.ts';
+import { badCursor, decodeNumberCursor, encodeCursor } from '../shared/cursor.ts';
 import { purchaseOrderId } from '../shared/ids.ts';
 import { judgePromptHash } from '../verification/judge.ts';
 import { signBytes } from '../verification/report.ts';
+import { eventEntryTypes, eventOf } from './events.ts';
+import { principalFactsOf } from './projection.ts';
 
 /** How long a read waits for a projection to catch up before answering with what it has. */
 const catchUpWaitMs = 1000;
-
-/** Internal operations (not in the operation table, so no route reaches them). */
-export const ledgerOps = {
-  /** Actor hosts: find idempotency keys their actors no longer keep in memory (actors/principal/idempotency-index.ts). */
-  lookupKeys: 'idempotency.lookup',
-} as const;
-
-export interface IdempotencyLookupReply {
-  /** The principal-facts checkpoint, read before the lookup. */
-  indexedThroughSeq: number;
-  /** `[principalId, key, requestHash, LEDGER sequence of the fact]` per key found. */
-  found: [string, string, string, number][];
-}
 
 export interface LedgerServiceDeps {
   nc: NatsConnection;
@@ -84,12 +70,7 @@ export function orderResource(o: OrderRow) {
   };
 }
 
-/** The principal-facts projection with this deployment's trust rule and key retention: one definition for all. */
-export function principalFactsOf(names: Names, config: Config) {
-  return principalFactsProjection(names, weightAtEpoch, idempotencyRetentionMs(config));
-}
-
-export async function ledgerService(d: LedgerServiceDeps) {
+export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandlers<'ledger'>> {
   const { sql, names } = d;
   const jsm = await jetstreamManager(d.nc);
   // Ledger entries, orders, payouts and events are one projection: one checkpoint to wait for.
@@ -101,16 +82,13 @@ export async function ledgerService(d: LedgerServiceDeps) {
     });
     if (!last) return;
     const deadline = Date.now() + catchUpWaitMs;
-    while ((await projectionCheckpoint(sql, projection)) < last.seq && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    while ((await projectionCheckpoint(sql, projection)) < last.seq && Date.now() < deadline) await sleep(10);
   };
 
   const cursorOf = (kind: string, q: { cursor?: string }): number | null | 'bad' => {
     if (q.cursor === undefined) return null;
-    return decodeCursor(kind, q.cursor) ?? 'bad';
+    return decodeNumberCursor(kind, q.cursor) ?? 'bad';
   };
-  const badCursor = (kind: string) => errorReply('validation_failed', `cursor is not a ${kind} cursor from this API`);
 
   async function bundleFor(order: OrderRow) {
     const stored = await getBundle(sql, order.id);
@@ -168,9 +146,9 @@ export async function ledgerService(d: LedgerServiceDeps) {
     return JSON.parse(await storeBundle(sql, order.id, bundle.digest, JSON.stringify(bundle), issuedAt));
   }
 
-  const handlers: Record<string, (req: BusRequest, caller: Caller) => Promise<BusReply>> = {
-    async [ledgerOps.lookupKeys](req) {
-      const { keys } = req.body as { keys: [string, string][] };
+  return {
+    async 'idempotency.lookup'(req) {
+      const { keys } = req.body;
       const wanted = keys.map(([principalId, key]) => ({
         principalId,
         key,
@@ -178,12 +156,10 @@ export async function ledgerService(d: LedgerServiceDeps) {
         orderId: purchaseOrderId(principalId, key),
       }));
       const usedAfter = new Date(d.clock.nowMs() - idempotencyRetentionMs(d.config)).toISOString();
-      const body: IdempotencyLookupReply = await lookupIdempotencyKeys(sql, projection.checkpoint, wanted, usedAfter);
-      return okReply(200, body);
+      return okReply(200, await lookupIdempotencyKeys(sql, projection.checkpoint, wanted, usedAfter));
     },
 
-    async getLedger(req, caller) {
-      const q = req.query as { cursor?: string; limit?: number };
+    async getLedger({ query: q, caller }) {
       const beforeSeq = cursorOf('ledger', q);
       if (beforeSeq === 'bad') return badCursor('ledger');
       if (beforeSeq === null) await caughtUp(caller.principalId, projection);
@@ -199,8 +175,7 @@ export async function ledgerService(d: LedgerServiceDeps) {
       return okReply(200, body);
     },
 
-    async getOrders(req, caller) {
-      const q = req.query as { cursor?: string; limit?: number };
+    async getOrders({ query: q, caller }) {
       const beforeSeq = cursorOf('orders', q);
       if (beforeSeq === 'bad') return badCursor('orders');
       if (beforeSeq === null) await caughtUp(caller.principalId, projection);
@@ -214,9 +189,9 @@ export async function ledgerService(d: LedgerServiceDeps) {
       });
     },
 
-    async getComplianceBundle(req, caller) {
+    async getComplianceBundle({ params, caller }) {
       await caughtUp(caller.principalId, projection);
-      const order = await getOrder(sql, req.params.order_id!);
+      const order = await getOrder(sql, params.order_id);
       if (!order || order.buyer_principal_id !== caller.principalId)
         return errorReply('not_found', 'no order with this id');
       if (order.state === 'held') {
@@ -225,8 +200,7 @@ export async function ledgerService(d: LedgerServiceDeps) {
       return okReply(200, await bundleFor(order));
     },
 
-    async getPayouts(req, caller) {
-      const q = req.query as { cursor?: string; limit?: number };
+    async getPayouts({ query: q, caller }) {
       const beforeSeq = cursorOf('payouts', q);
       if (beforeSeq === 'bad') return badCursor('payouts');
       const limit = q.limit ?? pageLimits.default;
@@ -249,25 +223,22 @@ export async function ledgerService(d: LedgerServiceDeps) {
       });
     },
 
-    async listEvents(req, caller) {
-      const q = req.query as { type?: string; cursor?: string; limit?: number };
+    async listEvents({ query: q, caller }) {
       const afterSeq = cursorOf('events', q);
       if (afterSeq === 'bad') return badCursor('events');
       if (afterSeq === null) await caughtUp(caller.principalId, projection);
-      const limit = q.limit ?? pageLimits.default;
-      const rows = await eventsPage(sql, caller.principalId, q.type ?? null, afterSeq ?? 0, limit);
+      const rows = await entriesWithOrders(sql, {
+        principalId: caller.principalId,
+        types: eventEntryTypes(q.type),
+        afterSeq: afterSeq ?? 0,
+        limit: q.limit ?? pageLimits.default,
+      });
       const last = rows.at(-1);
       return okReply(200, {
-        items: rows.map((e) => ({ id: e.id, type: e.type, created_at: e.created_at.toISOString(), data: e.data })),
+        items: rows.map(eventOf),
         // Events are oldest first and the log only grows: the cursor always resumes after the last one seen.
         next_cursor: last ? encodeCursor('events', last.stream_seq) : (q.cursor ?? null),
       });
     },
-  };
-
-  return async (req: BusRequest): Promise<BusReply> => {
-    const handler = handlers[req.op];
-    if (!handler) return errorReply('not_found', `the ledger service has no operation ${req.op}`);
-    return handler(req, req.caller!);
   };
 }

@@ -6,50 +6,17 @@ import assert from 'node:assert/strict';
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
   type BusReply,
-  type BusRequest,
-  type Caller,
   errorReply,
   type ListingFact,
+  type ListingState,
   type ListingT,
   type Names,
   okReply,
+  type RequestOf,
 } from '../../contracts/index.ts';
-import { catalogOps } from '../catalog/service.ts';
 import type { Clock, IdSource } from '../runtime/clock.ts';
 import type { ActorBehaviour, Decision } from '../runtime/host.ts';
-import { busRequest } from '../runtime/service.ts';
-
-export interface ListingState {
-  id: string;
-  exists: boolean;
-  artifactId: string;
-  sellerPrincipalId: string;
-  priceCents: number;
-  floor: number;
-  formats: ('md' | 'pdf')[];
-  billing: { intervalSeconds: number } | null;
-  state: 'live' | 'unlisted';
-  sandbox: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export const listingOps = {
-  create: 'listing.create',
-  reprice: 'listing.reprice',
-  unlist: 'listing.unlist',
-  get: 'listing.get',
-  /** Internal: the full state and its version, for purchase quotes (the buyer's actor applies the sandbox line). */
-  state: 'listing.state',
-} as const;
-
-export interface CreateListingCommand {
-  artifact_id: string;
-  price_cents: number;
-  floor: number;
-  formats: ('md' | 'pdf')[];
-  billing?: { interval_seconds: number } | null;
-}
+import { busRequest, internalRequest } from '../runtime/service.ts';
 
 export interface ListingDeps {
   names: Names;
@@ -77,22 +44,67 @@ export function listingResource(s: ListingState, baseUrl: string): ListingT {
   };
 }
 
-export function listingBehaviour(d: ListingDeps): ActorBehaviour<ListingState, ListingFact> {
-  const resource = (s: ListingState) => listingResource(s, d.baseUrl);
-  const notYours = () => errorReply('not_found', 'no listing with this id belongs to the caller');
-  const base = (s: ListingState) => ({ id: d.ids.uuid(), at: d.clock.nowIso(), listingId: s.id });
+/** Fold one fact into a listing's state, asserting what must hold before and after it. */
+function apply(s: ListingState, f: ListingFact): ListingState {
+  assert.equal(f.listingId, s.id, 'fact on the wrong listing subject');
+  switch (f.type) {
+    case 'listing_created':
+      assert(!s.exists, 'a listing is created once');
+      assert(Number.isInteger(f.priceCents) && f.priceCents >= 0, 'price is whole cents');
+      Object.assign(s, {
+        exists: true,
+        artifactId: f.artifactId,
+        sellerPrincipalId: f.sellerPrincipalId,
+        priceCents: f.priceCents,
+        floor: f.floor,
+        formats: f.formats,
+        billing: f.billing,
+        state: 'live',
+        sandbox: f.sandbox,
+        createdAt: f.at,
+        updatedAt: f.at,
+      });
+      break;
+    case 'listing_repriced':
+      assert(s.exists && s.state === 'live', 'only a live listing is repriced');
+      assert(Number.isInteger(f.priceCents) && f.priceCents >= 0, 'price is whole cents');
+      s.priceCents = f.priceCents;
+      s.updatedAt = f.at;
+      break;
+    case 'listing_unlisted':
+      assert(s.exists, 'only an existing listing is unlisted');
+      s.state = 'unlisted';
+      s.updatedAt = f.at;
+      break;
+    default:
+      throw new Error(`unknown listing fact type ${(f as { type?: unknown }).type}`);
+  }
+  return s;
+}
 
-  async function create(s: ListingState, req: BusRequest, caller: Caller): Promise<Decision<ListingFact>> {
+/** The state after `fact`, on a copy (a listing's state is small): what the reply shows, and the pre-append check. */
+const after = (s: ListingState, fact: ListingFact) => apply(structuredClone(s), fact);
+
+export function listingBehaviour(d: ListingDeps): ActorBehaviour<'listing', ListingState, ListingFact> {
+  const resource = (s: ListingState) => listingResource(s, d.baseUrl);
+  const notYours = (): BusReply => errorReply('not_found', 'no listing with this id belongs to the caller');
+  const base = (s: ListingState) => ({ id: d.ids.uuid(), at: d.clock.nowIso(), listingId: s.id });
+  const decided = (s: ListingState, fact: ListingFact): Decision<ListingFact> => ({
+    fact,
+    reply: okReply(201, resource(after(s, fact))),
+  });
+
+  async function create(s: ListingState, req: RequestOf<'listing.create'>): Promise<Decision<ListingFact>> {
+    const { caller, body: c } = req;
     if (s.exists) return { reply: s.sellerPrincipalId === caller.principalId ? okReply(201, resource(s)) : notYours() };
-    const c = req.body as CreateListingCommand;
     const owned = await busRequest(
       d.nc,
       d.names.serviceSubject('catalog'),
-      { ...req, op: catalogOps.ownedArtifact, body: { artifactId: c.artifact_id } },
+      { ...internalRequest('catalog.owned_artifact', { artifactId: c.artifact_id }), caller, requestId: req.requestId },
       d.requestTimeoutMs,
     );
     if (!owned.ok) return { reply: owned };
-    const fact: ListingFact = {
+    return decided(s, {
       ...base(s),
       type: 'listing_created',
       artifactId: c.artifact_id,
@@ -102,45 +114,12 @@ export function listingBehaviour(d: ListingDeps): ActorBehaviour<ListingState, L
       formats: c.formats,
       billing: c.billing ? { intervalSeconds: c.billing.interval_seconds } : null,
       sandbox: caller.sandbox,
-    };
-    const next = apply(structuredClone(s), fact);
-    return { fact, reply: okReply(201, resource(next)) };
+    });
   }
 
-  function apply(s: ListingState, f: ListingFact): ListingState {
-    assert.equal(f.listingId, s.id, 'fact on the wrong listing subject');
-    switch (f.type) {
-      case 'listing_created':
-        assert(!s.exists, 'a listing is created once');
-        assert(Number.isInteger(f.priceCents) && f.priceCents >= 0, 'price is whole cents');
-        Object.assign(s, {
-          exists: true,
-          artifactId: f.artifactId,
-          sellerPrincipalId: f.sellerPrincipalId,
-          priceCents: f.priceCents,
-          floor: f.floor,
-          formats: f.formats,
-          billing: f.billing,
-          state: 'live',
-          sandbox: f.sandbox,
-          createdAt: f.at,
-          updatedAt: f.at,
-        });
-        break;
-      case 'listing_repriced':
-        assert(s.exists && s.state === 'live', 'only a live listing is repriced');
-        assert(Number.isInteger(f.priceCents) && f.priceCents >= 0, 'price is whole cents');
-        s.priceCents = f.priceCents;
-        s.updatedAt = f.at;
-        break;
-      case 'listing_unlisted':
-        assert(s.exists, 'only an existing listing is unlisted');
-        s.state = 'unlisted';
-        s.updatedAt = f.at;
-        break;
-    }
-    return s;
-  }
+  /** The seller's own listing, or null (another's, or none: both are not found to the caller). */
+  const owned = (s: ListingState, req: RequestOf<'listing.reprice' | 'listing.unlist'>) =>
+    s.exists && s.sellerPrincipalId === req.caller.principalId ? s : null;
 
   return {
     kind: 'listing',
@@ -160,40 +139,27 @@ export function listingBehaviour(d: ListingDeps): ActorBehaviour<ListingState, L
       createdAt: '',
       updatedAt: '',
     }),
+    check: (s, fact) => void after(s, fact),
     apply,
-    async decide(s, req, _id, seq) {
-      if (req.op === listingOps.state) {
-        return { reply: okReply(200, s.exists ? { state: s, snapshotId: `${s.id}@${seq}` } : null) };
-      }
-      const caller = req.caller;
-
-      if (!caller) return { reply: errorReply('unauthorized', 'listing commands need a caller') };
-      if (req.op === listingOps.create) return create(s, req, caller);
-      if (req.op === listingOps.get) {
-        return { reply: s.exists && s.sandbox === caller.sandbox ? okReply(200, resource(s)) : notFound() };
-      }
-      if (!s.exists || s.sellerPrincipalId !== caller.principalId) return { reply: notYours() };
-      if (req.op === listingOps.unlist) {
+    handlers: {
+      'listing.state': (s, _req, at) => ({
+        reply: okReply(200, s.exists ? { state: s, snapshotId: `${s.id}@${at.seq}` } : null),
+      }),
+      'listing.create': create,
+      'listing.unlist': (s, req) => {
+        if (!owned(s, req)) return { reply: notYours() };
         if (s.state === 'unlisted') return { reply: okReply(201, resource(s)) };
-        const fact: ListingFact = { ...base(s), type: 'listing_unlisted' };
-        return { fact, reply: okReply(201, resource(apply(structuredClone(s), fact))) };
-      }
-      if (req.op === listingOps.reprice) {
+        return decided(s, { ...base(s), type: 'listing_unlisted' });
+      },
+      'listing.reprice': (s, req) => {
+        if (!owned(s, req)) return { reply: notYours() };
         if (s.state !== 'live')
           return { reply: errorReply('not_found', 'the listing is unlisted; unlisting is final') };
-        const fact: ListingFact = {
-          ...base(s),
-          type: 'listing_repriced',
-          priceCents: (req.body as { price_cents: number }).price_cents,
-        };
-        return { fact, reply: okReply(201, resource(apply(structuredClone(s), fact))) };
-      }
-      return { reply: errorReply('not_found', `the listing actor has no operation ${req.op}`) };
+        return decided(s, { ...base(s), type: 'listing_repriced', priceCents: req.body.price_cents });
+      },
     },
     toSnapshot: (s) => s,
     fromSnapshot: (data) => data as ListingState,
     snapshotVersion: 1,
   };
 }
-
-const notFound = (): BusReply => errorReply('not_found', 'no listing with this id');

@@ -1,6 +1,7 @@
 // The outbox relay: publishes rows of the PostgreSQL outbox to JetStream (with their message id, so a publish
 // repeated after a crash is stored once) and then deletes them. Woken by NOTIFY, with a poll as a safety net.
 // One relay runs per deployment (a singleton lease), so messages leave in the order they were written.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
@@ -11,9 +12,10 @@ const pollMs = 1000;
 
 export async function runOutboxRelay(nc: NatsConnection, sql: Sql, log: Logger, signal: AbortSignal): Promise<void> {
   const js = jetstream(nc);
-  let wake: (() => void) | null = null;
-  const listener = await sql.listen(outboxChannel, () => wake?.());
-  const onAbort = () => wake?.();
+  // The wait between batches ends early on a NOTIFY or when the job stops: both abort it.
+  let waiting: AbortController | null = null;
+  const listener = await sql.listen(outboxChannel, () => waiting?.abort());
+  const onAbort = () => waiting?.abort();
   signal.addEventListener('abort', onAbort);
   try {
     while (!signal.aborted) {
@@ -30,15 +32,10 @@ export async function runOutboxRelay(nc: NatsConnection, sql: Sql, log: Logger, 
         log.error({ err }, 'outbox relay failed; retrying');
         rows = [];
       }
-      if (rows.length < batchMax) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, pollMs);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        wake = null;
+      if (rows.length < batchMax && !signal.aborted) {
+        waiting = new AbortController();
+        await sleep(pollMs, undefined, { signal: waiting.signal }).catch(() => {});
+        waiting = null;
       }
     }
   } finally {

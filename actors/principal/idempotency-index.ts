@@ -5,8 +5,7 @@
 // within two milliseconds into one request and one query.
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Names } from '../../contracts/index.ts';
-import { type IdempotencyLookupReply, ledgerOps } from '../ledger/service.ts';
-import { busRequest } from '../runtime/service.ts';
+import { askInternal, internalRequest } from '../runtime/service.ts';
 
 export interface IndexedKey {
   requestHash: string;
@@ -82,24 +81,21 @@ export class IdempotencyIndexClient implements IdempotencyIndex {
   }
 
   private async ask(batch: Pending[]): Promise<void> {
-    const reply = await busRequest(
+    const reply = await askInternal(
       this.nc,
       this.names.serviceSubject('ledger'),
-      {
-        op: ledgerOps.lookupKeys,
-        requestId: `idempotency-lookup-${Date.now()}`,
-        caller: null,
-        params: {},
-        query: {},
-        body: { keys: batch.map((p) => [p.principalId, p.key]) },
-      },
+      internalRequest(
+        'idempotency.lookup',
+        { keys: batch.map((p) => [p.principalId, p.key] as [string, string]) },
+        { requestId: `idempotency-lookup-${Date.now()}` },
+      ),
       this.timeoutMs,
     );
     if (!reply.ok) {
       for (const p of batch) p.resolve(null);
       return;
     }
-    const body = reply.body as IdempotencyLookupReply;
+    const body = reply.body;
     // Taken as it is, also when it moved back (a rebuild restarted the projection): records then stay in memory,
     // and a miss the index cannot vouch for yet is refused rather than run twice.
     this.indexed = body.indexedThroughSeq;

@@ -9,30 +9,12 @@
 // - every entry is refreshed in the background once it is three quarters of the time to live old, and not used
 //   past it, which bounds how stale a trust score can be (trust moves with every settlement, with no notice).
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
-import type { BusRequest, Names } from '../../contracts/index.ts';
-import { catalogOps } from '../catalog/service.ts';
-import type { ListingState } from '../listing/listing.ts';
-import { listingOps } from '../listing/listing.ts';
-import { busRequest } from '../runtime/service.ts';
-
-export interface ListingQuote {
-  state: ListingState;
-  /** `<listingId>@<sequence of its last fact>`. */
-  snapshotId: string;
-}
-
-export interface ArtifactQuote {
-  editionId: string;
-  judgeVersion: string;
-  openErrata: boolean;
-  trustScore: number;
-  /** The current edition's report, once it has one: what settlement decides with. */
-  report: { digest: string; meanEntailment: number } | null;
-}
+import type { ArtifactQuote, ListingQuote, Names } from '../../contracts/index.ts';
+import { askInternal, internalRequest } from '../runtime/service.ts';
 
 export interface Quotes {
-  listing(listingId: string): Promise<ListingQuote | null>;
-  artifact(artifactId: string): Promise<ArtifactQuote | null>;
+  listing(listingId: string): Promise<ListingQuote>;
+  artifact(artifactId: string): Promise<ArtifactQuote>;
 }
 
 const entriesMax = 200_000;
@@ -108,8 +90,8 @@ class QuoteMap<T> {
 }
 
 export class QuoteCache implements Quotes {
-  private readonly listings: QuoteMap<ListingQuote | null>;
-  private readonly artifacts: QuoteMap<ArtifactQuote | null>;
+  private readonly listings: QuoteMap<ListingQuote>;
+  private readonly artifacts: QuoteMap<ArtifactQuote>;
   private readonly subs: Subscription[] = [];
   private stopped = false;
 
@@ -121,24 +103,17 @@ export class QuoteCache implements Quotes {
     nowMs: () => number,
   ) {
     this.listings = new QuoteMap(ttlMs, nowMs, async (listingId) => {
-      const r = await busRequest(
-        nc,
-        names.actorSubject('listing', listingId),
-        internal(listingOps.state, { listingId }),
-        timeoutMs,
-      );
-      if (!r.ok) throw new Error(r.error.message);
-      return r.body as ListingQuote | null;
+      const subject = names.actorSubject('listing', listingId);
+      const r = await askInternal(nc, subject, internalRequest('listing.state', null), timeoutMs);
+      // A refusal here is not a quote: the purchase fails (and answers unavailable) rather than decide without one.
+      if (!r.ok) throw new Error('no listing quote');
+      return r.body;
     });
     this.artifacts = new QuoteMap(ttlMs, nowMs, async (artifactId) => {
-      const r = await busRequest(
-        nc,
-        names.serviceSubject('catalog'),
-        internal(catalogOps.purchaseInfo, { artifactId }),
-        timeoutMs,
-      );
-      if (!r.ok) throw new Error(r.error.message);
-      return r.body as ArtifactQuote | null;
+      const subject = names.serviceSubject('catalog');
+      const r = await askInternal(nc, subject, internalRequest('catalog.purchase_info', { artifactId }), timeoutMs);
+      if (!r.ok) throw new Error('no artifact quote');
+      return r.body;
     });
   }
 
@@ -167,20 +142,11 @@ export class QuoteCache implements Quotes {
     for (const s of this.subs) s.unsubscribe();
   }
 
-  listing(listingId: string): Promise<ListingQuote | null> {
+  listing(listingId: string): Promise<ListingQuote> {
     return this.listings.get(listingId);
   }
 
-  artifact(artifactId: string): Promise<ArtifactQuote | null> {
+  artifact(artifactId: string): Promise<ArtifactQuote> {
     return this.artifacts.get(artifactId);
   }
 }
-
-const internal = (op: string, body: unknown): BusRequest => ({
-  op,
-  requestId: op,
-  caller: null,
-  params: {},
-  query: {},
-  body,
-});

@@ -8,11 +8,15 @@ import type { Logger } from 'pino';
 import {
   type ActorKind,
   actorKinds,
+  assertHandlers,
   type BusReply,
   type BusRequest,
   encodeReply,
   errorReply,
+  type HandlerRecord,
   type Names,
+  natsFailure,
+  requiresCaller,
 } from '../../contracts/index.ts';
 import type { Clock } from './clock.ts';
 import { ShardLeases, type ShardRef } from './leases.ts';
@@ -32,16 +36,46 @@ export type Decision<F> =
    */
   | { call: { subject: string; request: BusRequest }; next(reply: BusReply): Decision<F> };
 
-/** What one actor kind contributes: how to fold its facts and how to decide a command. */
-export interface ActorBehaviour<S, F extends { id: string }> {
-  kind: ActorKind;
+/** Where the actor stands when it decides: its id and the last sequence of its subject folded into its state. */
+export interface DecideContext {
+  actorId: string;
+  seq: number;
+}
+
+/** An actor's handler: decide one command against the current state (a reply alone, or a fact and the reply). */
+export interface ActorHandler<S, F> {
+  req: unknown;
+  fn: (state: S, req: this['req'], at: DecideContext) => Decision<F> | Promise<Decision<F>>;
+}
+
+/** A handler for every available operation dispatched to actors of kind K, typed from the operation tables. */
+export type ActorHandlers<K extends ActorKind, S, F> = HandlerRecord<{ to: 'actor'; kind: K }, ActorHandler<S, F>>;
+
+type AnyHandler = (
+  state: unknown,
+  req: BusRequest,
+  at: DecideContext,
+) => Decision<unknown> | Promise<Decision<unknown>>;
+
+/** What one actor kind contributes: how to fold its facts and how to decide its commands. */
+export interface ActorBehaviour<K extends ActorKind, S, F extends { id: string }> {
+  kind: K;
   stream: string;
   factSubject(actorId: string): string;
   initial(actorId: string): S;
+  /**
+   * Asserts that `fact` may follow `state`: every invariant the fold checks, without changing anything. The host
+   * runs it before appending, so a fact that would break an invariant is refused and never becomes durable.
+   */
+  check(state: S, fact: F): void;
   /** Fold of one fact at its stream sequence; asserts the kind's invariants and throws when one breaks. */
   apply(state: S, fact: F, seq: number): S;
-  /** Decide a command against the current state: a reply alone, or one fact to append and the reply to send. */
-  decide(state: S, req: BusRequest, actorId: string, seq: number): Decision<F> | Promise<Decision<F>>;
+  handlers: ActorHandlers<K, S, F>;
+  /**
+   * Runs before every handler; a reply answers the command without it (the principal replays a used
+   * Idempotency-Key here).
+   */
+  intercept?(state: S, req: BusRequest): BusReply | null | Promise<BusReply | null>;
   toSnapshot(state: S): unknown;
   fromSnapshot(data: unknown): S;
   /** Bumped when the snapshot's shape changes: a snapshot of another version is ignored and the facts replayed. */
@@ -53,7 +87,7 @@ export interface HostOptions {
   names: Names;
   snapshots: KV;
   leasesKv: KV;
-  behaviours: ActorBehaviour<any, any>[];
+  behaviours: ActorBehaviour<any, any, any>[];
   hostId: string;
   clock: Clock;
   log: Logger;
@@ -71,7 +105,7 @@ interface Cell {
   key: string;
   id: string;
   shard: number;
-  behaviour: ActorBehaviour<any, any>;
+  behaviour: ActorBehaviour<any, any, any>;
   state: unknown;
   /** Last sequence of the actor's subject folded into `state`; 0 when it has no facts. */
   seq: number;
@@ -90,18 +124,21 @@ const appendAttemptsMax = 5;
 export class ActorHost {
   private readonly cells = new Map<string, Cell>();
   private readonly subs = new Map<string, Subscription>();
-  private readonly byKind = new Map<string, ActorBehaviour<any, any>>();
+  private readonly byKind = new Map<string, ActorBehaviour<any, any, any>>();
   private readonly leases: ShardLeases;
   private js!: JetStreamClient;
   private jsm!: JetStreamManager;
 
   constructor(private readonly o: HostOptions) {
-    for (const b of o.behaviours) this.byKind.set(b.kind, b);
+    for (const b of o.behaviours) {
+      assertHandlers({ to: 'actor', kind: b.kind }, b.handlers, `the ${b.kind} actor`);
+      this.byKind.set(b.kind, b);
+    }
     this.leases = new ShardLeases({
       kv: o.leasesKv,
       hostId: o.hostId,
       pool: 'actors',
-      kinds: o.behaviours.map((b) => ({ kind: b.kind, shardCount: actorKinds[b.kind].shardCount })),
+      kinds: o.behaviours.map((b) => ({ kind: b.kind, shardCount: actorKinds[b.kind as ActorKind].shardCount })),
       ttlMs: o.leaseTtlMs,
       renewMs: o.leaseRenewMs,
       clock: o.clock,
@@ -150,7 +187,7 @@ export class ActorHost {
       if (cell.behaviour.kind === ref.kind && cell.shard === ref.shard) this.cells.delete(k);
   }
 
-  private enqueue(behaviour: ActorBehaviour<any, any>, shard: number, msg: Msg): void {
+  private enqueue(behaviour: ActorBehaviour<any, any, any>, shard: number, msg: Msg): void {
     const id = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
     let req: BusRequest;
     try {
@@ -168,7 +205,7 @@ export class ActorHost {
     if (!cell.running) void this.drain(cell);
   }
 
-  private cell(behaviour: ActorBehaviour<any, any>, shard: number, id: string): Cell {
+  private cell(behaviour: ActorBehaviour<any, any, any>, shard: number, id: string): Cell {
     const key = `${behaviour.kind}:${id}`;
     let cell = this.cells.get(key);
     if (cell) {
@@ -231,15 +268,21 @@ export class ActorHost {
     if (!cell.loaded) await this.load(cell);
     const b = cell.behaviour;
     for (let attempt = 0; attempt < appendAttemptsMax; attempt++) {
-      let decision = await b.decide(cell.state, req, cell.id, cell.seq);
-
+      let decision = await this.decide(cell, req);
       while ('call' in decision) {
         decision = decision.next(
-          await busRequest(this.o.nc, decision.call.subject, decision.call.request, this.o.callTimeoutMs),
+          await busRequest(this.o.nc, decision.call.subject, decision.call.request, this.o.callTimeoutMs, this.o.log),
         );
       }
       if (!('fact' in decision)) return { reply: decision.reply };
       const fact = decision.fact;
+      try {
+        b.check(cell.state, fact);
+      } catch (err) {
+        // A programming error, not the client's: the fact never reaches the stream, so the actor stays usable.
+        this.o.log.error({ err, actor: cell.key, op: req.op, requestId: req.requestId }, 'fact refused by invariant');
+        return { reply: errorReply('unavailable', 'the command could not be completed; nothing was recorded') };
+      }
       try {
         // The expected last sequence alone makes the append exactly-once: a retry after a lost acknowledgement is
         // refused (the subject moved on) and the actor reloads. A message id would only fill the server's
@@ -252,13 +295,18 @@ export class ActorHost {
         this.maybeSnapshot(cell);
         return decision;
       } catch (err) {
-        if (!isConflictOrLostAck(err)) throw err;
+        const failure = natsFailure(err);
+        if (failure !== 'wrong_last_sequence' && failure !== 'timeout') throw err;
         // Someone appended first (a stale owner, or another host during a handover), or our ack was lost:
         // catch up from the stream and decide again. Idempotency records make the second decision a replay.
         await this.load(cell);
       }
     }
     return { reply: errorReply('unavailable', 'the actor kept losing append races; retry with the same key') };
+  }
+
+  private decide(cell: Cell, req: BusRequest): Promise<Decision<unknown>> {
+    return decideCommand(cell.behaviour, cell.state, req, { actorId: cell.id, seq: cell.seq }, this.o.log);
   }
 
   /** Fold the actor's facts after `cell.seq`, starting from its snapshot on first load. */
@@ -304,12 +352,28 @@ export class ActorHost {
   }
 }
 
-function respond(msg: Msg, reply: BusReply): void {
-  if (msg.reply) msg.respond(encodeReply(reply));
+/** Decide one command: the behaviour's intercept, then the handler its operation registered. */
+export async function decideCommand<K extends ActorKind, S, F extends { id: string }>(
+  b: ActorBehaviour<K, S, F>,
+  state: S,
+  req: BusRequest,
+  at: DecideContext,
+  log?: Logger,
+): Promise<Decision<F>> {
+  const early = b.intercept ? await b.intercept(state, req) : null;
+  if (early) return { reply: early };
+  // The boot check makes a missing handler a message from an incompatible process, not a client error.
+  const handler = (b.handlers as unknown as Record<string, AnyHandler | undefined>)[req.op];
+  if (!handler) {
+    log?.error({ kind: b.kind, op: req.op, requestId: req.requestId }, 'no handler for this operation');
+    return { reply: errorReply('unavailable', 'this command is not served by this version; retry shortly') };
+  }
+  if (requiresCaller(req.op) && !req.caller) {
+    return { reply: errorReply('unauthorized', 'this command needs the caller it acts for') };
+  }
+  return (await handler(state, req, at)) as Decision<F>;
 }
 
-function isConflictOrLostAck(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: string; name?: string };
-  const text = `${e?.name ?? ''} ${e?.message ?? ''}`;
-  return e?.code === 10071 || /wrong last sequence|timeout|TimeoutError/i.test(text);
+function respond(msg: Msg, reply: BusReply): void {
+  if (msg.reply) msg.respond(encodeReply(reply));
 }

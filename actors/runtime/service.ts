@@ -1,18 +1,41 @@
-// A stateless service: a queue-group subscription whose handler always replies exactly once, error or success.
-// Services scale by starting more processes; NATS spreads requests across the group.
+// A stateless service: a queue-group subscription on the service's subject, dispatching each request to the handler
+// its operation registered. Every request gets exactly one reply, error or success. Services scale by starting more
+// processes; NATS spreads requests across the group.
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
-import { type BusReply, type BusRequest, decodeReply, encodeReply, errorReply } from '../../contracts/index.ts';
+import {
+  assertHandlers,
+  type BusReply,
+  type BusRequest,
+  type Caller,
+  decodeReply,
+  encodeReply,
+  errorReply,
+  type InternalOpId,
+  type Names,
+  natsFailure,
+  type ReplyOf,
+  type RequestOf,
+  requiresCaller,
+  type ServiceHandlers,
+  type ServiceName,
+} from '../../contracts/index.ts';
 
 const encoder = new TextEncoder();
 
-export function serveService(
+type AnyServiceHandler = (req: BusRequest) => Promise<BusReply>;
+
+export function serveService<S extends ServiceName>(
   nc: NatsConnection,
-  subject: string,
-  handle: (req: BusRequest) => Promise<BusReply>,
+  names: Names,
+  service: S,
+  handlers: ServiceHandlers<S>,
   log: Logger,
   inflightMax = 1000,
 ): Subscription {
+  assertHandlers({ to: 'service', service }, handlers, `the ${service} service`);
+  const byOp = handlers as unknown as Record<string, AnyServiceHandler | undefined>;
+  const subject = names.serviceSubject(service);
   let inflight = 0;
   return nc.subscribe(subject, {
     queue: subject,
@@ -35,10 +58,21 @@ export function serveService(
         reply(errorReply('validation_failed', 'the bus message is not JSON'));
         return;
       }
+      // The boot check makes a missing handler a message from an incompatible process, not a client error.
+      const handler = byOp[req.op];
+      if (!handler) {
+        log.error({ service, op: req.op, requestId: req.requestId }, 'no handler for this operation');
+        reply(errorReply('unavailable', 'this request is not served by this version; retry shortly'));
+        return;
+      }
+      if (requiresCaller(req.op) && !req.caller) {
+        reply(errorReply('unauthorized', 'this operation needs a caller'));
+        return;
+      }
       inflight++;
-      handle(req)
+      handler(req)
         .catch((e: unknown) => {
-          log.error({ err: e, subject, op: req.op }, 'service handler failed');
+          log.error({ err: e, service, op: req.op, requestId: req.requestId }, 'service handler failed');
           return errorReply('unavailable', 'the service could not complete the request');
         })
         .then(reply)
@@ -49,20 +83,50 @@ export function serveService(
   });
 }
 
-/** Send a request over the bus and decode the reply; transport failures become `unavailable`. */
+/**
+ * Send a request over the bus and decode the reply. Transport failures become `unavailable` with a stable message;
+ * what actually happened (subject, library error) goes to the log with the request id.
+ */
 export async function busRequest(
   nc: NatsConnection,
   subject: string,
   req: BusRequest,
   timeoutMs: number,
+  log?: Logger,
 ): Promise<BusReply> {
   try {
     const msg = await nc.request(subject, encoder.encode(JSON.stringify(req)), { timeout: timeoutMs });
     return decodeReply(msg.data).reply;
   } catch (err) {
+    const failure = natsFailure(err);
+    log?.warn({ err, subject, op: req.op, requestId: req.requestId, failure }, 'bus request failed');
     return errorReply(
       'unavailable',
-      `no answer from ${subject.split('.').slice(1, 3).join('.')}: ${(err as Error).message}`,
+      failure === 'timeout'
+        ? 'a part of the service did not answer in time; retry with the same Idempotency-Key'
+        : 'a part of the service is not reachable right now; retry shortly',
+      1,
     );
   }
+}
+
+/** An internal command or query (contracts/internal.ts), its body typed from its row. */
+export function internalRequest<Id extends InternalOpId>(
+  op: Id,
+  body: RequestOf<Id>['body'],
+  o: { requestId?: string; caller?: Caller | null } = {},
+): BusRequest & { op: Id } {
+  return { op, requestId: o.requestId ?? op, caller: o.caller ?? null, params: {}, query: {}, body };
+}
+
+/** The reply body of an internal query, typed from its row; refusals are returned as they are. */
+export async function askInternal<Id extends InternalOpId>(
+  nc: NatsConnection,
+  subject: string,
+  request: BusRequest & { op: Id },
+  timeoutMs: number,
+  log?: Logger,
+): Promise<{ ok: true; body: ReplyOf<Id> } | { ok: false; reply: BusReply }> {
+  const reply = await busRequest(nc, subject, request, timeoutMs, log);
+  return reply.ok ? { ok: true, body: reply.body as ReplyOf<Id> } : { ok: false, reply };
 }

@@ -5,7 +5,7 @@
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
-import type { ListingFact, Names } from '../../contracts/index.ts';
+import { type ListingFact, type Names, natsFailure } from '../../contracts/index.ts';
 import {
   closeErratum,
   enqueueOutboxBulk,
@@ -270,7 +270,7 @@ export async function loadSandboxCorpus(
                 msgID: fact.id,
               });
             } catch (err) {
-              if ((err as { code?: number }).code !== 10071 && !/wrong last sequence/i.test(String(err))) throw err;
+              if (natsFailure(err) !== 'wrong_last_sequence') throw err;
             }
           }),
         ),

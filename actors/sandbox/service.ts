@@ -1,21 +1,20 @@
 // Sandbox registration: a principal, an agent and an active test mandate with no human step, test credits from the
 // principal's actor, and a bearer token. Public, so limited per client address in a window all processes share.
+import type { NatsConnection } from '@nats-io/nats-core';
 import {
-  type BusReply,
-  type BusRequest,
   type Config,
   errorReply,
-  type MandateRecord,
+  type GrantSandbox,
   type Names,
   okReply,
+  type RequestOf,
   type SandboxAgentT,
+  type ServiceHandlers,
 } from '../../contracts/index.ts';
-import type { NatsConnection } from '@nats-io/nats-core';
 import { countRateWindow, insertSandboxPrincipal, pruneRateWindows, type Sql } from '../../storage/index.ts';
 import { ensureActiveKey, signAgentToken } from '../auth/keys.ts';
-import { type GrantSandbox, principalOps } from '../principal/principal.ts';
 import type { Clock, IdSource } from '../runtime/clock.ts';
-import { busRequest } from '../runtime/service.ts';
+import { askInternal, internalRequest } from '../runtime/service.ts';
 
 export const sandboxScopes = ['read:artifact', 'read:trust', 'purchase'];
 
@@ -36,10 +35,10 @@ export interface SandboxDeps {
   ids: IdSource;
 }
 
-export function sandboxService(d: SandboxDeps) {
-  return async (req: BusRequest): Promise<BusReply> => {
-    if (req.op !== 'registerSandboxAgent')
-      return errorReply('not_found', `the sandbox service has no operation ${req.op}`);
+export function sandboxService(d: SandboxDeps): ServiceHandlers<'sandbox'> {
+  return { registerSandboxAgent: register };
+
+  async function register(req: RequestOf<'registerSandboxAgent'>) {
     const nowMs = d.clock.nowMs();
     const windowStart = new Date(nowMs - (nowMs % 60_000));
     const count = await countRateWindow(d.sql, `sandbox:${req.clientAddress ?? 'unknown'}`, windowStart);
@@ -56,23 +55,22 @@ export function sandboxService(d: SandboxDeps) {
     const at = d.clock.nowIso();
     const principalId = d.ids.uuid();
     const agentId = d.ids.uuid();
-    const requested = req.body as { name?: string; scopes?: string[] } | null;
-    const name = requested?.name ?? null;
-    const scopes = requested?.scopes ?? sandboxScopes;
+    const name = req.body.name ?? null;
+    const scopes = req.body.scopes ?? sandboxScopes;
     await insertSandboxPrincipal(d.sql, { principalId, agentId, agentName: name, at });
     const grant: GrantSandbox = {
       registrationId: agentId,
       amountCents: d.config.sandboxGrantCents,
       mandate: { id: d.ids.uuid(), ...sandboxMandateDefaults, revoked: false },
     };
-    const granted = await busRequest(
+    const granted = await askInternal(
       d.nc,
       d.names.actorSubject('principal', principalId),
-      { op: principalOps.grantSandbox, requestId: req.requestId, caller: null, params: {}, query: {}, body: grant },
+      internalRequest('sandbox.grant', grant, { requestId: req.requestId }),
       d.config.requestTimeoutMs,
     );
     // Without its credits the new principal is unusable; no token was issued, so the rows are inert.
-    if (!granted.ok) return granted;
+    if (!granted.ok) return granted.reply;
     const key = await ensureActiveKey(d.sql, 'token', d.clock);
     const { token, exp } = await signAgentToken(
       key,
@@ -95,9 +93,9 @@ export function sandboxService(d: SandboxDeps) {
       agent_id: agentId,
       scopes,
       sandbox: true,
-      balance_cents: (granted.body as { balance_cents: number }).balance_cents,
-      mandate: { ...(granted.body as { mandate: MandateRecord }).mandate, principalId, sandbox: true },
+      balance_cents: granted.body.balance_cents,
+      mandate: { ...granted.body.mandate, principalId, sandbox: true },
     };
     return okReply(201, body);
-  };
+  }
 }

@@ -6,12 +6,12 @@
 // - the sweeper here, for held orders the first path did not settle: the report landed after the purchase, or the
 //   actor host died between the two appends. It reads held orders from the orders projection.
 // Both are idempotent by order id, so a crash anywhere repeats at most a command that then does nothing.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
-import type { BusReply, Names } from '../../contracts/index.ts';
+import type { BusReply, Names, SettleCommand } from '../../contracts/index.ts';
 import { settleableOrders, type Sql } from '../../storage/index.ts';
-import { type SettleCommand, settleRequest } from '../principal/principal.ts';
-
+import { settleRequest } from '../principal/settlement.ts';
 import { busRequest } from '../runtime/service.ts';
 
 export interface SettlementDeps {
@@ -23,7 +23,7 @@ export interface SettlementDeps {
 }
 
 function settleCommand(d: SettlementDeps, principalId: string, c: SettleCommand): Promise<BusReply> {
-  return busRequest(d.nc, d.names.actorSubject('principal', principalId), settleRequest(c), d.timeoutMs);
+  return busRequest(d.nc, d.names.actorSubject('principal', principalId), settleRequest(c), d.timeoutMs, d.log);
 }
 
 /**
@@ -48,12 +48,7 @@ export async function runSettlementSweeper(d: SettlementDeps, signal: AbortSigna
     } catch (err) {
       d.log.error({ err }, 'settlement sweep failed');
     }
-    await new Promise((resolve) => {
-      const t = setTimeout(resolve, intervalMs);
-      signal.addEventListener('abort', () => {
-        clearTimeout(t);
-        resolve(undefined);
-      });
-    });
+    // Resolves early (with the AbortError swallowed) when the job stops; the timer removes its listener either way.
+    await sleep(intervalMs, undefined, { signal }).catch(() => {});
   }
 }

@@ -6,7 +6,7 @@ import Type from 'typebox';
 import { assertOperationTable, type Operation, operations } from '../../contracts/index.ts';
 import { toolsFromTable } from '../../gateway/index.ts';
 
-const byId = (id: string) => operations.find((op) => op.id === id)!;
+const byId = (id: string): Operation => operations.find((op) => op.id === id)!;
 const withRow = (id: string, change: Partial<Operation>) =>
   operations.map((op) => (op.id === id ? { ...op, ...change } : op));
 

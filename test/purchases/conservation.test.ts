@@ -10,7 +10,7 @@ import { Kvm } from '@nats-io/kv';
 
 import { registerSeller, verifiedListing } from '../support/catalog.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
-import { ledgerRow } from '../../storage/index.ts';
+import { expectedLedger } from '../support/ledger.ts';
 import {
   type Agent,
   eventually,
@@ -172,7 +172,7 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
   assert.equal(rows.dup_events, 0, 'no fact, and so no event, is projected twice');
   // The projected ledger (credits in their table, escrow entries in their order rows) is exactly the facts' entries.
   const entries = (await projectedLedger(sys)).map((r) => ({ ...r }));
-  const expected = facts.flatMap(({ seq, fact }) => ledgerRow(seq, fact) ?? []);
+  const expected = expectedLedger(facts);
   assert.equal(entries.length, expected.length, 'one ledger entry per money fact');
   const differs = expected.findIndex((e, i) => !isDeepStrictEqual(entries[i], e));
   if (differs >= 0) assert.deepEqual(entries[differs], expected[differs], `ledger entry ${differs}`);

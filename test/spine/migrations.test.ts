@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { ensureDatabase, migrate, openPool, readLedgerPage, type Sql } from '../../storage/index.ts';
-import { eventsPage } from '../../storage/orders.ts';
+import { eventOf } from '../../actors/index.ts';
+import { ensureDatabase, entriesWithOrders, migrate, openPool, readLedgerPage, type Sql } from '../../storage/index.ts';
 import { dropDatabase, pgServerUrl, uniqueNamespace } from '../support/env.ts';
 
 const db = `assay_${uniqueNamespace('mig')}`;
@@ -64,7 +64,7 @@ test('[SPINE-MIGRATE-LEDGER] migration 010 keeps every ledger entry: same ids, s
   }
   const before = await sql.unsafe(`SELECT ${columns} FROM ledger_entries ORDER BY stream_seq`);
 
-  assert.deepEqual(await migrate(sql), ['010_escrow_entries_in_orders.sql']);
+  assert.deepEqual(await migrate(sql, '010'), ['010_escrow_entries_in_orders.sql']);
   const afterMigration = await sql.unsafe(`SELECT ${columns} FROM ledger ORDER BY stream_seq`);
   assert.deepEqual(
     afterMigration.map((r) => ({ ...r })),
@@ -79,7 +79,8 @@ test('[SPINE-MIGRATE-LEDGER] migration 010 keeps every ledger entry: same ids, s
     page.items.map((e) => [e.id, e.type, e.amount_cents, e.balance_after_cents]),
     [...entries].reverse().map((e) => [e.id, e.type, e.amount_cents, e.balance_after_cents]),
   );
-  const events = await eventsPage(sql, buyer, 'order.state_changed', 0, 10);
+  const types = ['escrow_held', 'escrow_released', 'escrow_refunded'];
+  const events = (await entriesWithOrders(sql, { principalId: buyer, types, afterSeq: 0, limit: 10 })).map(eventOf);
   assert.deepEqual(
     events.map((e) => [e.id, (e.data as { state: string }).state, (e.data as { escrow_cents: number }).escrow_cents]),
     [

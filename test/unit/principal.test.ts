@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { IndexedKey } from '../../actors/principal/idempotency-index.ts';
 import { principalBehaviour } from '../../actors/principal/principal.ts';
+import { decideCommand } from '../../actors/runtime/host.ts';
 import type { BusReply, BusRequest, LedgerFact } from '../../contracts/index.ts';
 import { names } from '../../contracts/index.ts';
 
@@ -54,7 +55,7 @@ const topUp = (key: string, credits: number): BusRequest => ({
 });
 
 async function run(state: ReturnType<typeof behaviour.initial>, req: BusRequest, b = behaviour) {
-  const d = await b.decide(state, req, principalId, 0);
+  const d = await decideCommand(b, state, req, { actorId: principalId, seq: 0 });
   assert.ok(!('call' in d), 'top-ups are decided by the principal alone');
   if ('fact' in d) {
     log.push(d.fact);

@@ -1,0 +1,147 @@
+// What each fact of a principal's ledger projects to: the ledger service's rules, written by
+// storage/principal-facts.ts. A credit is a ledger entry; a purchase is an order row carrying its two escrow
+// entries; a release accrues the seller's payout; every settlement is a trust sample for the artifact, its seller
+// and the buying agent; every mutating call's key goes to the idempotency index (a purchase's with its order).
+// Rows depend only on their facts, so a rebuild by replay produces identical rows.
+import type { Config, LedgerFact, Names } from '../../contracts/index.ts';
+import { idempotencyRetentionMs } from '../../contracts/index.ts';
+import {
+  type LedgerRow,
+  type OrderInsertRow,
+  type OrderSettlementRow,
+  type PrincipalFactRows,
+  principalFactsProjection,
+} from '../../storage/index.ts';
+import { weightAtEpoch } from '../catalog/trust.ts';
+
+/** The ledger entry of a credit fact. */
+function creditEntry(seq: number, f: Extract<LedgerFact, { type: 'credited' }>): LedgerRow {
+  return {
+    stream_seq: seq,
+    id: f.id,
+    principal_id: f.principalId,
+    type: f.source === 'sandbox_grant' ? 'sandbox_grant' : 'topup_credited',
+    amount_cents: f.amountCents,
+    balance_after_cents: f.balanceAfterCents,
+    reference: f.topupId,
+    run_id: null,
+    sandbox: f.sandbox,
+    created_at: f.at,
+  };
+}
+
+/**
+ * Fold a batch into rows. An order held and settled within one batch (the usual case: the actor settles right
+ * after the purchase) is inserted in its final state rather than inserted and then updated.
+ */
+export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): PrincipalFactRows {
+  const rows: PrincipalFactRows = { credits: [], orders: [], settlements: [], payouts: [], trustSamples: [], keys: [] };
+  const held = new Map<string, OrderInsertRow>();
+  for (const { seq, fact: f } of batch) {
+    // A purchase's key is indexed in its order row; every other call's in the index table.
+    if (f.idempotency && f.type !== 'escrow_held') {
+      rows.keys.push({
+        principal_id: f.principalId,
+        key: f.idempotency.key,
+        request_hash: f.idempotency.requestHash,
+        stream_seq: seq,
+        created_at: f.at,
+      });
+    }
+    switch (f.type) {
+      case 'credited':
+        rows.credits.push(creditEntry(seq, f));
+        break;
+      case 'escrow_held': {
+        const order: OrderInsertRow = {
+          id: f.orderId,
+          buyer: f.principalId,
+          agent: f.agentId,
+          listing: f.listingId,
+          artifact: f.artifactId,
+          edition: f.editionId,
+          seller: f.sellerPrincipalId,
+          subscription: f.subscriptionId,
+          escrow: f.priceCents,
+          floor: f.floor,
+          formats: f.formats,
+          key: f.idempotency?.key ?? '',
+          hash: f.idempotency?.requestHash ?? '',
+          snapshot: f.priceSnapshotId,
+          sandbox: f.sandbox,
+          seq,
+          fact: f.id,
+          balance: f.balanceAfterCents,
+          at: f.at,
+          state: 'held',
+          digest: null,
+          settled_at: null,
+          settled_seq: null,
+          settled_fact: null,
+          settled_balance: null,
+        };
+        held.set(f.orderId, order);
+        rows.orders.push(order);
+        break;
+      }
+      case 'escrow_released':
+      case 'escrow_refunded': {
+        const released = f.type === 'escrow_released';
+        const outcome: OrderSettlementRow = {
+          id: f.orderId,
+          state: released ? 'released' : 'auto_refunded',
+          digest: f.reportDigest,
+          settled_at: f.at,
+          settled_seq: seq,
+          settled_fact: f.id,
+          settled_balance: f.balanceAfterCents,
+        };
+        const heldNow = held.get(f.orderId);
+        if (heldNow) {
+          heldNow.state = outcome.state;
+          heldNow.digest = outcome.digest;
+          heldNow.settled_at = outcome.settled_at;
+          heldNow.settled_seq = outcome.settled_seq;
+          heldNow.settled_fact = outcome.settled_fact;
+          heldNow.settled_balance = outcome.settled_balance;
+        } else rows.settlements.push(outcome);
+        if (released) {
+          rows.payouts.push({
+            id: f.id,
+            order_id: f.orderId,
+            seller: f.sellerPrincipalId,
+            listing: f.listingId,
+            amount: f.priceCents,
+            sandbox: f.sandbox,
+            seq,
+            at: f.at,
+          });
+        }
+        const weight = weightAtEpoch(Date.parse(f.at));
+        for (const subject of [`artifact:${f.artifactId}`, `principal:${f.sellerPrincipalId}`, `agent:${f.agentId}`]) {
+          rows.trustSamples.push({
+            subject,
+            sourceKind: 'settlement',
+            sourceId: f.orderId,
+            pass: released,
+            at: f.at,
+            weightAtEpoch: weight,
+          });
+        }
+        break;
+      }
+      case 'call_recorded':
+      case 'mandate_set':
+      case 'mandate_revoked':
+        break;
+      default:
+        throw new Error(`unknown ledger fact type ${(f as { type?: unknown }).type}`);
+    }
+  }
+  return rows;
+}
+
+/** The principal-facts projection with this deployment's key retention: one definition for the projector and rebuilds. */
+export function principalFactsOf(names: Names, config: Config) {
+  return principalFactsProjection(names, principalFactRows, idempotencyRetentionMs(config));
+}

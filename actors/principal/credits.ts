@@ -1,0 +1,74 @@
+// Credits: sandbox top-ups (credited at once, no payment), the grant a new sandbox principal starts with (credits
+// and its test mandate, in one fact), and the balance.
+import {
+  type CreditedFact,
+  errorReply,
+  type LedgerFact,
+  type MandateRecord,
+  okReply,
+  type RequestOf,
+  type TopUpResultT,
+} from '../../contracts/index.ts';
+import type { Decision } from '../runtime/host.ts';
+import { factBase, type PrincipalDeps } from './deps.ts';
+import type { PrincipalState } from './fold.ts';
+import { replayOrConflict, recordOf } from './idempotency.ts';
+
+export function topUp(d: PrincipalDeps, state: PrincipalState, req: RequestOf<'topUp'>): Decision<LedgerFact> {
+  if (!req.caller.sandbox) {
+    return {
+      reply: errorReply(
+        'not_found',
+        'live top-ups through the payment processor are not available in this version; use a sandbox token',
+      ),
+    };
+  }
+  const amountCents = req.body.credits * 100;
+  const reply = {
+    status: 201,
+    body: { status: 'credited', amount_cents: amountCents, sandbox: true } satisfies TopUpResultT,
+  };
+  const fact: CreditedFact = {
+    ...factBase(d, state.principalId, true, state.availableCents + amountCents),
+    type: 'credited',
+    source: 'sandbox_topup',
+    amountCents,
+    topupId: d.ids.uuid(),
+    idempotency: recordOf(req, req.caller.agentId, reply),
+  };
+  return { fact, reply: okReply(reply.status, reply.body) };
+}
+
+export async function grantSandbox(
+  d: PrincipalDeps,
+  state: PrincipalState,
+  req: RequestOf<'sandbox.grant'>,
+): Promise<Decision<LedgerFact>> {
+  const g = req.body;
+  // Keyed by the registration, so the sandbox service retrying a registration grants once.
+  const key = `sandbox-grant:${g.registrationId}`;
+  const earlier = await replayOrConflict(d, state, key, key);
+  // Answered as a first run: the sandbox service that asks is itself retrying.
+  if (earlier) return { reply: earlier.ok ? okReply(earlier.status, earlier.body) : earlier };
+  const mandate: MandateRecord = { ...g.mandate, createdAt: d.clock.nowIso() };
+  const reply = { status: 200, body: { balance_cents: state.availableCents + g.amountCents, mandate } };
+  const idempotency = { key, requestHash: key, agentId: '', reply };
+  if (g.amountCents === 0) {
+    const base = factBase(d, state.principalId, true, state.availableCents);
+    return { fact: { ...base, type: 'mandate_set', mandate, idempotency }, reply: okReply(200, reply.body) };
+  }
+  const fact: CreditedFact = {
+    ...factBase(d, state.principalId, true, state.availableCents + g.amountCents),
+    type: 'credited',
+    source: 'sandbox_grant',
+    amountCents: g.amountCents,
+    topupId: g.registrationId,
+    mandate,
+    idempotency,
+  };
+  return { fact, reply: okReply(reply.status, reply.body) };
+}
+
+export function getBalance(state: PrincipalState): Decision<LedgerFact> {
+  return { reply: okReply(200, { balance_cents: state.availableCents, currency: 'credit' }) };
+}

@@ -1,0 +1,107 @@
+// The principal's mandate: the spending and quality policy that binds all its agents (per-item cap, minimum trust,
+// judge filters). Setting one replaces the current one; changing one writes the changed record; revoking stops every
+// purchase until a new mandate is set. Earlier mandates stay in the principal's history.
+import {
+  errorReply,
+  type LedgerFact,
+  type MandateRecord,
+  okReply,
+  pageLimits,
+  type RequestOf,
+} from '../../contracts/index.ts';
+import type { Decision } from '../runtime/host.ts';
+import { derivedId } from '../shared/ids.ts';
+import { badCursor, decodeNumberCursor, encodeCursor } from '../shared/cursor.ts';
+import { factBase, type PrincipalDeps } from './deps.ts';
+import { currentMandate, type PrincipalState } from './fold.ts';
+import { recordOf } from './idempotency.ts';
+
+const mandateResource = (m: MandateRecord, current: boolean) => ({ ...m, current });
+
+/** A mandate command's outcome: the fact (with its idempotency record) and the mandate as the reply. */
+function answered(
+  req: RequestOf<'createMandate' | 'changeMandate' | 'revokeMandate'>,
+  m: MandateRecord,
+  fact: LedgerFact,
+): Decision<LedgerFact> {
+  const reply = { status: 201, body: mandateResource(m, true) };
+  fact.idempotency = recordOf(req, req.caller.agentId, reply);
+  return { fact, reply: okReply(reply.status, reply.body) };
+}
+
+export function createMandate(
+  d: PrincipalDeps,
+  state: PrincipalState,
+  req: RequestOf<'createMandate'>,
+): Decision<LedgerFact> {
+  const b = req.body;
+  const m: MandateRecord = {
+    id: derivedId(state.principalId, 'mandate', req.idempotency!.key),
+    perItemCapCents: b.per_item_cap_cents,
+    minTrust: b.min_trust ?? 0,
+    minJudgeVersion: b.min_judge_version ?? null,
+    rejectOpenJudgeErrata: b.reject_open_judge_errata ?? false,
+    revoked: false,
+    createdAt: d.clock.nowIso(),
+  };
+  const base = factBase(d, state.principalId, req.caller.sandbox, state.availableCents);
+  return answered(req, m, { ...base, type: 'mandate_set', mandate: m });
+}
+
+/** The current mandate if the path names it. */
+function named(state: PrincipalState, mandateId: string): MandateRecord | null {
+  const current = currentMandate(state);
+  return current && current.id === mandateId ? current : null;
+}
+
+const notCurrent = (): Decision<LedgerFact> => ({
+  reply: errorReply('not_found', "no such mandate is the principal's current one"),
+});
+
+export function changeMandate(
+  d: PrincipalDeps,
+  state: PrincipalState,
+  req: RequestOf<'changeMandate'>,
+): Decision<LedgerFact> {
+  const current = named(state, req.params.mandate_id);
+  if (!current) return notCurrent();
+  if (current.revoked)
+    return { reply: errorReply('mandate_revoked', 'a revoked mandate cannot change; set a new one') };
+  const b = req.body;
+  const m: MandateRecord = {
+    ...current,
+    perItemCapCents: b.per_item_cap_cents ?? current.perItemCapCents,
+    minTrust: b.min_trust ?? current.minTrust,
+    minJudgeVersion: b.min_judge_version === undefined ? current.minJudgeVersion : b.min_judge_version,
+    rejectOpenJudgeErrata: b.reject_open_judge_errata ?? current.rejectOpenJudgeErrata,
+  };
+  const base = factBase(d, state.principalId, req.caller.sandbox, state.availableCents);
+  return answered(req, m, { ...base, type: 'mandate_set', mandate: m });
+}
+
+export function revokeMandate(
+  d: PrincipalDeps,
+  state: PrincipalState,
+  req: RequestOf<'revokeMandate'>,
+): Decision<LedgerFact> {
+  const current = named(state, req.params.mandate_id);
+  if (!current) return notCurrent();
+  if (current.revoked) return { reply: okReply(201, mandateResource(current, true)) };
+  const base = factBase(d, state.principalId, req.caller.sandbox, state.availableCents);
+  return answered(req, { ...current, revoked: true }, { ...base, type: 'mandate_revoked', mandateId: current.id });
+}
+
+/** The principal's mandates, the current one first, paged by position. */
+export function getMandates(state: PrincipalState, req: RequestOf<'getMandates'>): Decision<LedgerFact> {
+  let offset = 0;
+  if (req.query.cursor !== undefined) {
+    const o = decodeNumberCursor('mandates', req.query.cursor);
+    if (o === null) return { reply: badCursor('mandates') };
+    offset = o;
+  }
+  const limit = req.query.limit ?? pageLimits.default;
+  const newestFirst = [...state.mandates].reverse();
+  const items = newestFirst.slice(offset, offset + limit).map((m) => mandateResource(m, m === newestFirst[0]));
+  const more = offset + limit < newestFirst.length;
+  return { reply: okReply(200, { items, next_cursor: more ? encodeCursor('mandates', offset + limit) : null }) };
+}

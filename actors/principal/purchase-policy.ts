@@ -1,0 +1,98 @@
+// The purchase rules as one pure function of what a purchase knows: the listing, its artifact, the mandate, the
+// buyer's credits and the request. Every rule that refuses is collected, and the refusal that wins is the one whose
+// code comes first in the error table (contracts/errors.ts): the table's order is the precedence, here and
+// everywhere. Within one code, the order below decides (the cap before min_trust; the judge version before errata).
+import {
+  type ArtifactQuote,
+  type ErrorCode,
+  errorCodes,
+  type ListingState,
+  type MandateRecord,
+} from '../../contracts/index.ts';
+import type { Static } from 'typebox';
+
+type Format = 'md' | 'pdf';
+
+export interface PurchaseCheck {
+  /** The buyer's side of the sandbox line. */
+  sandbox: boolean;
+  formats: Format[];
+  maxPriceCents: number | undefined;
+  /** The listing's state, or null when there is no such listing. */
+  listing: Static<typeof ListingState> | null;
+  /** The listed artifact's quote, or null when it does not exist (or the listing is not visible). */
+  artifact: Exclude<Static<typeof ArtifactQuote>, null> | null;
+  /** The principal's current mandate, revoked or not; null before the first. */
+  mandate: MandateRecord | null;
+  availableCents: number;
+}
+
+export interface PurchaseRefusal {
+  code: ErrorCode;
+  message: string;
+}
+
+const precedence = new Map(errorCodes.map((code, i) => [code, i]));
+
+/** The refusal of this purchase, or null when every rule lets it through. */
+export function purchaseRefusal(p: PurchaseCheck): PurchaseRefusal | null {
+  const refusals: PurchaseRefusal[] = [];
+  const refuse = (code: ErrorCode, message: string) => refusals.push({ code, message });
+  const l = p.listing;
+  // A listing that is not live, or on the other side of the sandbox line, does not exist for this buyer: nothing
+  // else about it is checked (or revealed).
+  if (!l?.exists || l.state !== 'live' || l.sandbox !== p.sandbox) {
+    return { code: 'not_found', message: 'no live listing with this id' };
+  }
+  const a = p.artifact;
+  if (!a) refuse('not_found', 'the listed artifact no longer exists');
+  const missing = p.formats.filter((f) => !l.formats.includes(f));
+  if (missing.length > 0) {
+    refuse('validation_failed', `this listing offers ${l.formats.join(', ')}, not ${missing.join(', ')}`);
+  }
+  if (p.maxPriceCents !== undefined && l.priceCents > p.maxPriceCents) {
+    refuse('requote_required', `the live price is ${l.priceCents} cents, above max_price_cents ${p.maxPriceCents}`);
+  }
+  const m = p.mandate;
+  if (!m) refuse('mandate_revoked', 'the principal has no mandate');
+  else {
+    if (m.revoked) refuse('mandate_revoked', "the principal's mandate is revoked");
+    if (l.priceCents > m.perItemCapCents) {
+      refuse(
+        'mandate_exceeded',
+        `the price ${l.priceCents} cents exceeds the mandate's per-item cap of ${m.perItemCapCents}`,
+      );
+    }
+    if (a && a.trustScore < m.minTrust) {
+      refuse('mandate_exceeded', `the artifact's trust ${a.trustScore} is below the mandate's min_trust ${m.minTrust}`);
+    }
+    if (a && m.minJudgeVersion && compareVersions(a.judgeVersion, m.minJudgeVersion) < 0) {
+      refuse(
+        'judge_version_rejected',
+        `judged by ${a.judgeVersion}; the mandate requires ${m.minJudgeVersion} or later`,
+      );
+    }
+    if (a && m.rejectOpenJudgeErrata && a.openErrata) {
+      refuse(
+        'judge_version_rejected',
+        `open judge errata affect judge ${a.judgeVersion}, and the mandate rejects them`,
+      );
+    }
+  }
+  if (p.availableCents < l.priceCents) {
+    refuse('insufficient_credits', `the price is ${l.priceCents} cents; ${p.availableCents} are available`);
+  }
+  let winner: PurchaseRefusal | null = null;
+  for (const r of refusals) {
+    if (!winner || precedence.get(r.code)! < precedence.get(winner.code)!) winner = r;
+  }
+  return winner;
+}
+
+/** Compare two `major.minor.patch` versions numerically. */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < 3; i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0);
+  return 0;
+}

@@ -1,0 +1,220 @@
+// The internal operations: messages actors and services send each other over the bus, never routed from HTTP.
+// Like the operation table, each row names its target and the TypeBox schema of its body (and of its reply where
+// the caller reads one), so handlers and callers are typed from the same definition.
+import Type, { type Static, type TSchema } from 'typebox';
+import type { ActorKind, ServiceName } from './bus.ts';
+import * as S from './schemas.ts';
+
+export interface InternalOperation {
+  id: string;
+  dispatch: { to: 'service'; service: ServiceName } | { to: 'actor'; kind: ActorKind };
+  /** Whether the request carries the caller it acts for (forwarded seller commands) or none (system commands). */
+  caller: boolean;
+  body: TSchema | null;
+  /** The reply body, where a caller reads it. */
+  reply: TSchema | null;
+  /** Internal operations are always built; the field lets handler registries treat both tables alike. */
+  available: true;
+  summary: string;
+}
+
+const internalDefaults = { reply: null, available: true as const };
+const internal = <const R extends Omit<InternalOperation, 'available' | 'reply'> & { reply?: TSchema | null }>(r: R) =>
+  ({ ...internalDefaults, ...r }) as Omit<typeof internalDefaults, keyof R> & R;
+
+export const MandateRecord = Type.Object({
+  id: S.Uuid(),
+  perItemCapCents: Type.Integer({ minimum: 0 }),
+  minTrust: Type.Number({ minimum: 0, maximum: 1 }),
+  minJudgeVersion: Type.Union([Type.String(), Type.Null()]),
+  rejectOpenJudgeErrata: Type.Boolean(),
+  revoked: Type.Boolean(),
+  createdAt: S.Timestamp(),
+});
+
+/** A listing actor's state; also what a purchase quote carries of it. */
+export const ListingState = Type.Object({
+  id: S.Uuid(),
+  exists: Type.Boolean(),
+  artifactId: Type.String(),
+  sellerPrincipalId: Type.String(),
+  priceCents: Type.Integer({ minimum: 0 }),
+  floor: Type.Number({ minimum: 0, maximum: 1 }),
+  formats: Type.Array(S.Format),
+  billing: Type.Union([Type.Null(), Type.Object({ intervalSeconds: Type.Integer({ minimum: 1 }) })]),
+  state: S.ListingState,
+  sandbox: Type.Boolean(),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+
+export const ListingQuote = Type.Union([
+  Type.Null(),
+  Type.Object({
+    state: ListingState,
+    /** `<listingId>@<sequence of its last fact>`: the listing state a price was taken from. */
+    snapshotId: Type.String(),
+  }),
+]);
+
+/** What a purchase checks about an artifact: current edition, its judge version and report, open errata, trust. */
+export const ArtifactQuote = Type.Union([
+  Type.Null(),
+  Type.Object({
+    editionId: S.Uuid(),
+    judgeVersion: Type.String(),
+    openErrata: Type.Boolean(),
+    trustScore: Type.Number({ minimum: 0, maximum: 1 }),
+    /** The current edition's report, once it has one: what settlement decides with. */
+    report: Type.Union([Type.Null(), Type.Object({ digest: S.Sha256, meanEntailment: Type.Number() })]),
+  }),
+]);
+
+export const PublishArtifactCommand = Type.Object({
+  artifactId: S.Uuid(),
+  editionId: S.Uuid(),
+  request: S.PublishArtifactRequest,
+  /** Judge version to verify with; the current one unless a loader asks for another (the sandbox corpus does). */
+  judgeVersion: Type.Optional(Type.String()),
+});
+
+export const PublishEditionCommand = Type.Object({
+  artifactId: S.Uuid(),
+  editionId: S.Uuid(),
+  request: S.PublishEditionRequest,
+});
+
+export const GrantSandbox = Type.Object({
+  registrationId: S.Uuid(),
+  amountCents: Type.Integer({ minimum: 0 }),
+  mandate: Type.Omit(MandateRecord, ['createdAt']),
+});
+
+export const GrantSandboxReply = Type.Object({ balance_cents: Type.Integer(), mandate: MandateRecord });
+
+export const SettleCommand = Type.Object({
+  orderId: S.Uuid(),
+  reportDigest: S.Sha256,
+  meanEntailment: Type.Number({ minimum: 0, maximum: 1 }),
+});
+
+export const IdempotencyLookup = Type.Object({
+  /** `[principalId, key]` pairs. */
+  keys: Type.Array(Type.Tuple([Type.String(), Type.String()])),
+});
+
+export const IdempotencyLookupReply = Type.Object({
+  /** The principal-facts checkpoint, read in the same snapshot as the keys. */
+  indexedThroughSeq: Type.Integer({ minimum: 0 }),
+  /** `[principalId, key, requestHash, LEDGER sequence of the fact]` per key found. */
+  found: Type.Array(Type.Tuple([Type.String(), Type.String(), Type.String(), Type.Integer()])),
+});
+
+export type MandateRecord = Static<typeof MandateRecord>;
+export type ListingState = Static<typeof ListingState>;
+export type ListingQuote = Static<typeof ListingQuote>;
+export type ArtifactQuote = Static<typeof ArtifactQuote>;
+export type PublishArtifactCommand = Static<typeof PublishArtifactCommand>;
+export type PublishEditionCommand = Static<typeof PublishEditionCommand>;
+export type GrantSandbox = Static<typeof GrantSandbox>;
+export type SettleCommand = Static<typeof SettleCommand>;
+export type GrantSandboxReply = Static<typeof GrantSandboxReply>;
+export type IdempotencyLookup = Static<typeof IdempotencyLookup>;
+export type IdempotencyLookupReply = Static<typeof IdempotencyLookupReply>;
+
+const catalog = { to: 'service', service: 'catalog' } as const;
+
+export const internalOperations = [
+  internal({
+    id: 'catalog.publish_artifact',
+    dispatch: catalog,
+    caller: true,
+    body: PublishArtifactCommand,
+    summary: 'Create an artifact and its first edition (forwarded by the seller’s principal actor).',
+  }),
+  internal({
+    id: 'catalog.publish_edition',
+    dispatch: catalog,
+    caller: true,
+    body: PublishEditionCommand,
+    summary: 'Add an edition to one of the caller’s artifacts (forwarded by the seller’s principal actor).',
+  }),
+  internal({
+    id: 'catalog.owned_artifact',
+    dispatch: catalog,
+    caller: true,
+    body: Type.Object({ artifactId: S.Uuid() }),
+    summary: 'Is this artifact the caller’s, on the caller’s side of the sandbox line? (listing creation)',
+  }),
+  internal({
+    id: 'catalog.purchase_info',
+    dispatch: catalog,
+    caller: false,
+    body: Type.Object({ artifactId: S.Uuid() }),
+    reply: ArtifactQuote,
+    summary: 'What a purchase checks about an artifact.',
+  }),
+  internal({
+    id: 'listing.create',
+    dispatch: { to: 'actor', kind: 'listing' },
+    caller: true,
+    body: S.CreateListingRequest,
+    summary: 'Create the listing (the id derives from the seller’s Idempotency-Key).',
+  }),
+  internal({
+    id: 'listing.reprice',
+    dispatch: { to: 'actor', kind: 'listing' },
+    caller: true,
+    body: S.RepriceRequest,
+    summary: 'Change a live listing’s price.',
+  }),
+  internal({
+    id: 'listing.unlist',
+    dispatch: { to: 'actor', kind: 'listing' },
+    caller: true,
+    body: S.EmptyBody,
+    summary: 'Take a listing off sale, for good.',
+  }),
+  internal({
+    id: 'listing.state',
+    dispatch: { to: 'actor', kind: 'listing' },
+    caller: false,
+    body: null,
+    reply: ListingQuote,
+    summary: 'The full state and its version, for purchase quotes (the buyer’s actor applies the sandbox line).',
+  }),
+  internal({
+    id: 'sandbox.grant',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: GrantSandbox,
+    reply: GrantSandboxReply,
+    summary: 'Credits and a test mandate for a new sandbox principal (from the sandbox service).',
+  }),
+  internal({
+    id: 'escrow.settle',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: SettleCommand,
+    summary: 'Settle one held order with its edition’s report (the actor itself, or the settlement sweeper).',
+  }),
+  internal({
+    id: 'idempotency.lookup',
+    dispatch: { to: 'service', service: 'ledger' },
+    caller: false,
+    body: IdempotencyLookup,
+    reply: IdempotencyLookupReply,
+    summary: 'Find idempotency keys actors no longer keep in memory (batched per actor host).',
+  }),
+  internal({
+    id: 'auth.token_jwks',
+    dispatch: { to: 'service', service: 'auth' },
+    caller: false,
+    body: null,
+    reply: S.JwkSet,
+    summary: 'The public keys agent tokens are verified with.',
+  }),
+] as const satisfies readonly InternalOperation[];
+
+export type InternalOperationRow = (typeof internalOperations)[number];
+export type InternalOpId = InternalOperationRow['id'];

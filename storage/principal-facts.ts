@@ -1,0 +1,148 @@
+// The projection of the LEDGER stream into PostgreSQL, one transaction per batch: credit ledger entries, orders
+// (each carrying its two escrow entries, read back through the `ledger` views), settlements of orders held in
+// earlier batches, sellers' payout accruals, trust sums and the idempotency index. What each fact becomes is not
+// decided here: `derive` (the ledger service's, in actors/) turns a batch into rows; this module writes them, each
+// table with one statement of fixed shape whatever the batch (the rows as one JSON array, which PostgreSQL parses
+// in C), all sent at once on the transaction's connection.
+import type { LedgerFact, Names } from '../contracts/index.ts';
+import { type IdempotencyKeyRow, insertIdempotencyKeys, pruneIdempotencyKeys } from './idempotency.ts';
+import { insertLedgerRows, type LedgerRow } from './ledger-projection.ts';
+import { jsonRows, type Sql } from './postgres.ts';
+import type { Projection } from './projector.ts';
+import { addToTrustSums, dropTrustSamples, type TrustSample } from './trust.ts';
+
+/** A new order, in its state at the end of the batch (held, or already settled when both facts are in it). */
+export interface OrderInsertRow {
+  id: string;
+  buyer: string;
+  agent: string;
+  listing: string;
+  artifact: string;
+  edition: string;
+  seller: string;
+  subscription: string | null;
+  escrow: number;
+  floor: number;
+  formats: string[];
+  key: string;
+  hash: string;
+  snapshot: string;
+  sandbox: boolean;
+  seq: number;
+  fact: string;
+  balance: number;
+  at: string;
+  state: 'held' | 'released' | 'auto_refunded';
+  digest: string | null;
+  settled_at: string | null;
+  settled_seq: number | null;
+  settled_fact: string | null;
+  settled_balance: number | null;
+}
+
+/** What a settlement writes to an order held in an earlier batch: its outcome and the buyer's entry for it. */
+export interface OrderSettlementRow {
+  id: string;
+  state: 'released' | 'auto_refunded';
+  digest: string;
+  settled_at: string;
+  settled_seq: number;
+  settled_fact: string;
+  settled_balance: number;
+}
+
+export interface PayoutRow {
+  id: string;
+  order_id: string;
+  seller: string;
+  listing: string;
+  amount: number;
+  sandbox: boolean;
+  seq: number;
+  at: string;
+}
+
+/** Every row one batch of facts projects to. */
+export interface PrincipalFactRows {
+  credits: LedgerRow[];
+  orders: OrderInsertRow[];
+  settlements: OrderSettlementRow[];
+  payouts: PayoutRow[];
+  /** Applied to the sums only: each fact is projected exactly once (the checkpoint commits with the rows). */
+  trustSamples: TrustSample[];
+  keys: IdempotencyKeyRow[];
+}
+
+export type DeriveRows = (batch: { seq: number; fact: LedgerFact }[]) => PrincipalFactRows;
+
+/** Idempotency keys are pruned at most this often, by fact time. */
+const keyPruneEveryMs = 60_000;
+
+/** `keyRetentionMs`: how long a key other than a purchase's stays in the idempotency index. */
+export function principalFactsProjection(n: Names, derive: DeriveRows, keyRetentionMs: number): Projection<LedgerFact> {
+  let prunedAtMs = 0;
+  return {
+    checkpoint: `principal_facts:${n.streams.ledger.name}`,
+    stream: n.streams.ledger.name,
+    async apply(tx, batch) {
+      const rows = derive(batch);
+      const writes: Promise<unknown>[] = [insertLedgerRows(tx, rows.credits), insertOrders(tx, rows.orders)];
+      if (rows.settlements.length > 0) writes.push(settleOrders(tx, rows.settlements));
+      if (rows.payouts.length > 0) writes.push(insertPayouts(tx, rows.payouts));
+      if (rows.trustSamples.length > 0) writes.push(addToTrustSums(tx, rows.trustSamples));
+      writes.push(insertIdempotencyKeys(tx, rows.keys));
+      const lastAtMs = Date.parse(batch.at(-1)!.fact.at);
+      if (lastAtMs - prunedAtMs >= keyPruneEveryMs) {
+        writes.push(pruneIdempotencyKeys(tx, new Date(lastAtMs - keyRetentionMs).toISOString()));
+        prunedAtMs = lastAtMs;
+      }
+      await Promise.all(writes);
+    },
+    async truncate(tx) {
+      await tx`TRUNCATE ledger_entries, orders, payouts, idempotency_keys`;
+      await dropTrustSamples(tx, 'settlement');
+    },
+  };
+}
+
+async function insertOrders(tx: Sql, rows: OrderInsertRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx`
+    INSERT INTO orders (id, buyer_principal_id, buyer_agent_id, listing_id, artifact_id, edition_id,
+      seller_principal_id, subscription_id, state, escrow_cents, floor, formats, idempotency_key, request_hash,
+      price_snapshot_id, sandbox, held_seq, held_fact_id, held_balance_after_cents, created_at, report_digest,
+      updated_at, settled_at, settled_seq, settled_fact_id, settled_balance_after_cents)
+    SELECT r.id, r.buyer, r.agent, r.listing, r.artifact, r.edition, r.seller, r.subscription, r.state, r.escrow,
+           r.floor, r.formats, r.key, r.hash, r.snapshot, r.sandbox, r.seq, r.fact, r.balance, r.at, r.digest,
+           coalesce(r.settled_at, r.at), r.settled_at, r.settled_seq, r.settled_fact, r.settled_balance
+    FROM json_to_recordset(${jsonRows(rows)}::text::json)
+         AS r(id uuid, buyer uuid, agent uuid, listing uuid, artifact uuid, edition uuid, seller uuid,
+              subscription uuid, escrow bigint, floor float8, formats text[], key text, hash text, snapshot text,
+              sandbox boolean, seq bigint, fact uuid, balance bigint, at timestamptz, state text, digest text,
+              settled_at timestamptz, settled_seq bigint, settled_fact uuid, settled_balance bigint)
+    ON CONFLICT (id) DO NOTHING`.execute();
+}
+
+async function settleOrders(tx: Sql, rows: OrderSettlementRow[]): Promise<void> {
+  await tx`
+    UPDATE orders o SET state = u.state, report_digest = u.digest, updated_at = u.settled_at,
+      settled_at = u.settled_at, settled_seq = u.settled_seq, settled_fact_id = u.settled_fact,
+      settled_balance_after_cents = u.settled_balance
+    FROM json_to_recordset(${jsonRows(rows)}::text::json)
+         AS u(id uuid, state text, digest text, settled_at timestamptz, settled_seq bigint, settled_fact uuid,
+              settled_balance bigint)
+    WHERE o.id = u.id
+      -- Names the rows for the planner: joined to a function's rows alone, it chose to scan every order.
+      AND o.id = ANY(${rows.map((r) => r.id)}::uuid[])`.execute();
+}
+
+async function insertPayouts(tx: Sql, rows: PayoutRow[]): Promise<void> {
+  await tx`
+    INSERT INTO payouts (id, order_id, seller_principal_id, listing_id, amount_cents, state, sandbox, stream_seq,
+                         created_at)
+    SELECT p.id, p.order_id, p.seller, p.listing, p.amount, 'accrued', p.sandbox, p.seq, p.at
+    FROM json_to_recordset(${jsonRows(rows)}::text::json)
+         AS p(id uuid, order_id uuid, seller uuid, listing uuid, amount bigint, sandbox boolean, seq bigint,
+              at timestamptz)
+    ON CONFLICT (order_id) DO NOTHING`.execute();
+}
