@@ -10,6 +10,14 @@ export const Sha256 = Type.String({ pattern: '^sha256:[0-9a-f]{64}$', descriptio
 const Cursor = Type.String({ minLength: 1, maxLength: 200, description: 'Opaque cursor from a previous page.' });
 const Cents = (description: string) => Type.Integer({ description });
 
+/**
+ * Largest amount of cents any request may name (a price, a cap, a price filter): a million credits. Every number a
+ * request carries is bounded, so none can overflow a column or an integer on its way through.
+ */
+export const centsMax = 100_000_000;
+/** A UUID in its canonical textual form (any case), as PostgreSQL's uuid type parses it. */
+const uuidPattern = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+
 /** Page size on every cursor-paginated agent route. */
 export const pageLimits = { default: 50, max: 200 } as const;
 const Limit = Type.Integer({
@@ -83,7 +91,7 @@ export const SearchQuery = Type.Object(
     type: Type.Optional(Type.String({ maxLength: 64 })),
     topic: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     floor: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    max_price: Type.Optional(Type.Integer({ minimum: 0, description: 'Cents.' })),
+    max_price: Type.Optional(Type.Integer({ minimum: 0, maximum: centsMax, description: 'Cents.' })),
     cursor: Type.Optional(Cursor),
     limit: Type.Optional(Limit),
   },
@@ -148,7 +156,9 @@ export const PurchaseRequest = Type.Object(
   {
     listing_id: Uuid(),
     formats: Type.Array(Format, { minItems: 1, uniqueItems: true }),
-    max_price_cents: Type.Optional(Type.Integer({ minimum: 0, description: 'The price the buyer agreed to.' })),
+    max_price_cents: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: centsMax, description: 'The price the buyer agreed to.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -359,7 +369,7 @@ export const MandatePage = Page(MandateResource);
 const JudgeVersion = Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'A judge version such as 1.2.0.' });
 export const CreateMandateRequest = Type.Object(
   {
-    per_item_cap_cents: Type.Integer({ minimum: 0, maximum: 100_000_000 }),
+    per_item_cap_cents: Type.Integer({ minimum: 0, maximum: centsMax }),
     min_trust: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     min_judge_version: Type.Optional(Type.Union([JudgeVersion, Type.Null()])),
     reject_open_judge_errata: Type.Optional(Type.Boolean()),
@@ -368,7 +378,7 @@ export const CreateMandateRequest = Type.Object(
 );
 export const ChangeMandateRequest = Type.Object(
   {
-    per_item_cap_cents: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000_000 })),
+    per_item_cap_cents: Type.Optional(Type.Integer({ minimum: 0, maximum: centsMax })),
     min_trust: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     min_judge_version: Type.Optional(Type.Union([JudgeVersion, Type.Null()])),
     reject_open_judge_errata: Type.Optional(Type.Boolean()),
@@ -491,7 +501,7 @@ export const ListingPage = Page(Listing);
 export const CreateListingRequest = Type.Object(
   {
     artifact_id: Uuid(),
-    price_cents: Type.Integer({ minimum: 0, maximum: 100_000_000 }),
+    price_cents: Type.Integer({ minimum: 0, maximum: centsMax }),
     floor: Type.Number({
       minimum: 0,
       maximum: 1,
@@ -503,7 +513,7 @@ export const CreateListingRequest = Type.Object(
   { additionalProperties: false },
 );
 export const RepriceRequest = Type.Object(
-  { price_cents: Type.Integer({ minimum: 0, maximum: 100_000_000 }) },
+  { price_cents: Type.Integer({ minimum: 0, maximum: centsMax }) },
   { additionalProperties: false },
 );
 export const ArtifactIdParams = Type.Object({ artifact_id: Uuid() }, { additionalProperties: false });
@@ -554,7 +564,13 @@ export const JwkSet = Type.Object({
 });
 
 export const TrustParams = Type.Object(
-  { subject: Type.String({ pattern: '^(principal|agent|artifact):[0-9a-fA-F-]{36}$', maxLength: 64 }) },
+  {
+    subject: Type.String({
+      pattern: `^(principal|agent|artifact):${uuidPattern}$`,
+      maxLength: 64,
+      description: 'principal:<uuid>, agent:<uuid> or artifact:<uuid>.',
+    }),
+  },
   { additionalProperties: false },
 );
 export const DigestParams = Type.Object(

@@ -1,0 +1,217 @@
+// The purchase rules as a pure function: each rule alone gives its status and code, and when two apply the one
+// documented first wins. The order and the codes below are written out by hand from docs/purchases.md (which
+// follows the error table's order), not taken from the implementation.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { type PurchaseCheck, purchaseRefusal } from '../../actors/principal/purchase-policy.ts';
+import { errorTable } from '../../contracts/index.ts';
+
+const price = 500;
+const base = (): PurchaseCheck => ({
+  sandbox: true,
+  formats: ['md'],
+  maxPriceCents: price,
+  listing: {
+    id: '11111111-1111-4111-8111-111111111111',
+    exists: true,
+    artifactId: '22222222-2222-4222-8222-222222222222',
+    sellerPrincipalId: '33333333-3333-4333-8333-333333333333',
+    priceCents: price,
+    floor: 0.7,
+    formats: ['md'],
+    billing: null,
+    state: 'live',
+    sandbox: true,
+    createdAt: '2026-11-01T00:00:00.000Z',
+    updatedAt: '2026-11-01T00:00:00.000Z',
+  },
+  artifact: {
+    editionId: '44444444-4444-4444-8444-444444444444',
+    judgeVersion: '1.2.0',
+    openErrata: false,
+    trustScore: 0.8,
+    report: null,
+  },
+  mandate: {
+    id: '55555555-5555-4555-8555-555555555555',
+    perItemCapCents: 10_000,
+    minTrust: 0,
+    minJudgeVersion: null,
+    rejectOpenJudgeErrata: false,
+    revoked: false,
+    createdAt: '2026-11-01T00:00:00.000Z',
+  },
+  availableCents: 10_000,
+});
+
+interface Rule {
+  name: string;
+  code: string;
+  status: number;
+  message: RegExp;
+  /** What the rule needs that another rule may take away. */
+  needs?: ('artifact' | 'mandate')[];
+  takes?: ('artifact' | 'mandate')[];
+  apply(p: PurchaseCheck): void;
+}
+
+// In documented precedence order (docs/purchases.md).
+const rules: Rule[] = [
+  {
+    name: 'a format the listing does not offer',
+    code: 'validation_failed',
+    status: 422,
+    message: /offers md, not pdf/,
+    apply: (p) => {
+      p.formats = ['pdf'];
+    },
+  },
+  {
+    name: 'the listed artifact is gone',
+    code: 'not_found',
+    status: 404,
+    message: /artifact no longer exists/,
+    takes: ['artifact'],
+    apply: (p) => {
+      p.artifact = null;
+    },
+  },
+  {
+    name: 'the live price is above max_price_cents',
+    code: 'requote_required',
+    status: 409,
+    message: /above max_price_cents/,
+    apply: (p) => {
+      p.maxPriceCents = price - 1;
+    },
+  },
+  {
+    name: 'no mandate',
+    code: 'mandate_revoked',
+    status: 403,
+    message: /has no mandate/,
+    takes: ['mandate'],
+    apply: (p) => {
+      p.mandate = null;
+    },
+  },
+  {
+    name: 'the mandate is revoked',
+    code: 'mandate_revoked',
+    status: 403,
+    message: /mandate is revoked/,
+    needs: ['mandate'],
+    apply: (p) => {
+      p.mandate!.revoked = true;
+    },
+  },
+  {
+    name: "the price is above the mandate's per-item cap",
+    code: 'mandate_exceeded',
+    status: 403,
+    message: /per-item cap/,
+    needs: ['mandate'],
+    apply: (p) => {
+      p.mandate!.perItemCapCents = price - 1;
+    },
+  },
+  {
+    name: "the artifact's trust is below min_trust",
+    code: 'mandate_exceeded',
+    status: 403,
+    message: /below the mandate's min_trust/,
+    needs: ['mandate', 'artifact'],
+    apply: (p) => {
+      p.mandate!.minTrust = 0.9;
+    },
+  },
+  {
+    name: "the judge version is below the mandate's minimum",
+    code: 'judge_version_rejected',
+    status: 403,
+    message: /requires 2\.0\.0 or later/,
+    needs: ['mandate', 'artifact'],
+    apply: (p) => {
+      p.mandate!.minJudgeVersion = '2.0.0';
+    },
+  },
+  {
+    name: 'open judge errata the mandate rejects',
+    code: 'judge_version_rejected',
+    status: 403,
+    message: /open judge errata/,
+    needs: ['mandate', 'artifact'],
+    apply: (p) => {
+      p.artifact!.openErrata = true;
+      p.mandate!.rejectOpenJudgeErrata = true;
+    },
+  },
+  {
+    name: 'the credits do not cover the price',
+    code: 'insufficient_credits',
+    status: 409,
+    message: /are available/,
+    apply: (p) => {
+      p.availableCents = price - 1;
+    },
+  },
+];
+
+const compatible = (a: Rule, b: Rule) =>
+  !(a.takes ?? []).some((t) => (b.needs ?? []).includes(t)) && !(b.takes ?? []).some((t) => (a.needs ?? []).includes(t));
+
+test('[BUY-RULES] a purchase every rule lets through is not refused', () => {
+  assert.equal(purchaseRefusal(base()), null);
+});
+
+test('[BUY-RULES] each rule alone refuses with its documented code, status and message', () => {
+  for (const rule of rules) {
+    const p = base();
+    rule.apply(p);
+    const r = purchaseRefusal(p);
+    assert.ok(r, rule.name);
+    assert.equal(r.code, rule.code, rule.name);
+    assert.equal(errorTable[r.code].status, rule.status, rule.name);
+    assert.match(r.message, rule.message, rule.name);
+  }
+});
+
+test('[BUY-RULES] when two rules apply, the one documented first wins (every pair)', () => {
+  let pairs = 0;
+  for (let i = 0; i < rules.length; i++) {
+    for (let j = i + 1; j < rules.length; j++) {
+      const [first, second] = [rules[i]!, rules[j]!];
+      if (!compatible(first, second)) continue;
+      for (const order of [
+        [first, second],
+        [second, first],
+      ]) {
+        const p = base();
+        for (const rule of order) rule.apply(p);
+        const r = purchaseRefusal(p);
+        assert.equal(r?.code, first.code, `${first.name} before ${second.name}`);
+        assert.match(r!.message, first.message, `${first.name} before ${second.name}`);
+      }
+      pairs++;
+    }
+  }
+  assert.ok(pairs >= 30, `${pairs} pairs checked`);
+});
+
+test('[BUY-RULES] a listing that is not live, missing, or across the sandbox line is not_found whatever else applies', () => {
+  const hidden: [string, (p: PurchaseCheck) => void][] = [
+    ['no such listing', (p) => (p.listing = null)],
+    ['unlisted', (p) => (p.listing!.state = 'unlisted')],
+    ['across the sandbox line', (p) => (p.listing!.sandbox = false)],
+  ];
+  for (const [name, hide] of hidden) {
+    for (const rule of rules) {
+      const p = base();
+      rule.apply(p);
+      hide(p);
+      const r = purchaseRefusal(p);
+      assert.equal(r?.code, 'not_found', `${name} with ${rule.name}`);
+      assert.doesNotMatch(r!.message, /offers|price|mandate|trust|judge|credits/, 'nothing about the listing leaks');
+    }
+  }
+});
