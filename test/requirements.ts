@@ -13,6 +13,16 @@ export const requirements = {
     'With a principal past its in-memory keys, an old purchase key replays its order through PostgreSQL, a changed body conflicts, and a new key buys once.',
 
   'SPINE-INVARIANTS': 'A fact that breaks a money invariant (balance mismatch, non-positive credit) is refused.',
+  'SPINE-CHECK-BEFORE-APPEND':
+    'A decided fact that would break an invariant is refused before it is appended: nothing reaches the stream and the actor keeps serving.',
+  'SPINE-PROJECTION-PARK':
+    'Text a store cannot hold is projected made storable; a fact the projection cannot write is parked with its error and alerted, and the facts after it are projected.',
+  'SPINE-NO-LISTENER-LEAK':
+    'Long-running jobs leave no listener behind on their stop signal; any process warning fails the suite.',
+  'SPINE-BAD-INPUT':
+    'Numbers beyond any price, trust subjects that are not UUIDs and cursors a list did not hand out are 422, never 503.',
+  'BUY-SETTLE-LATE':
+    'An order bought before its edition has a report stays held, and the sweeper settles it once the report lands.',
   'SPINE-IDEM-CONCURRENT': 'Concurrent requests with one key resolve to one execution and replays.',
   'SPINE-AUTH': 'No token, a tampered token or an expired token gets 401 unauthorized, remediation authenticate.',
   'SPINE-TYPED-ERRORS': 'Every agent route of the table answers the typed error object without a token.',

@@ -20,7 +20,16 @@ const files = walk(join(root, 'test'))
   .sort();
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  [
+    '--import',
+    'tsx',
+    '--import',
+    './test/support/fail-on-warnings.ts',
+    '--test',
+    '--test-concurrency=2',
+    '--test-reporter=spec',
+    ...files,
+  ],
   { cwd: root, stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);

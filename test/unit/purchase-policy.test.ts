@@ -158,7 +158,8 @@ const rules: Rule[] = [
 ];
 
 const compatible = (a: Rule, b: Rule) =>
-  !(a.takes ?? []).some((t) => (b.needs ?? []).includes(t)) && !(b.takes ?? []).some((t) => (a.needs ?? []).includes(t));
+  !(a.takes ?? []).some((t) => (b.needs ?? []).includes(t)) &&
+  !(b.takes ?? []).some((t) => (a.needs ?? []).includes(t));
 
 test('[BUY-RULES] a purchase every rule lets through is not refused', () => {
   assert.equal(purchaseRefusal(base()), null);
