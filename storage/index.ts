@@ -26,6 +26,8 @@ export {
   duplicateWindowMs,
   ensureStreams,
   isNotFound,
+  natsPatchedVersion,
+  natsPatches,
   openBuckets,
   openHealthBucket,
 } from './nats.ts';

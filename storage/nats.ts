@@ -1,10 +1,13 @@
 // JetStream streams and KV buckets, created idempotently at start. Every name comes from contracts' names(ns).
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { type JetStreamManager, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { type NatsConnection, nanos } from '@nats-io/nats-core';
 import { RequestOne } from '@nats-io/nats-core/internal';
 import { connect } from '@nats-io/transport-node';
-import type { Names } from '../contracts/index.ts';
+import { type Names, natsFailure } from '../contracts/index.ts';
 
 export async function connectNats(url: string, name: string): Promise<NatsConnection> {
   const nc = await connect({
@@ -18,8 +21,31 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
     // An Error with a stack per request costs more than the rest of the request; our errors carry the subject.
     noAsyncTraces: true,
   });
+  installRequestCancelPatch();
   flushOncePerTurn(nc);
   return nc;
+}
+
+// Two patches of nats.js, for speed only (docs/architecture.md, Performance notes). They reach into the client's
+// internals, so they are fenced: each checks the version it was written against (`natsPatchedVersion`) and the
+// shapes it relies on, and if either differs it leaves the client as it is and warns once (a process warning:
+// the test suite fails on it). A test pins the version and that both patches are in place.
+
+/** The @nats-io/nats-core version the patches were written against. */
+export const natsPatchedVersion = '3.4.0';
+
+/** What each patch did: `patched`, or why it was left out. */
+export const natsPatches = { requestCancel: 'not installed yet', flushOncePerTurn: 'no connection yet' };
+
+function natsCoreVersion(): string {
+  const main = createRequire(import.meta.url).resolve('@nats-io/nats-core');
+  return (JSON.parse(readFileSync(join(dirname(main), '..', 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+function skipped(patch: keyof typeof natsPatches, why: string): void {
+  if (natsPatches[patch] === why) return;
+  natsPatches[patch] = why;
+  process.emitWarning(`nats.js patch ${patch} not installed: ${why}; running the client unpatched (slower)`);
 }
 
 /**
@@ -27,34 +53,44 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
  * included) only to reject a promise that is usually settled already: about 8% of a busy gateway's CPU. Reject with
  * one shared error instead; an unanswered request still gets its own TimeoutError or NoRespondersError.
  */
-const cancelled = Object.freeze(new Error('request cancelled'));
-const proto = RequestOne.prototype as unknown as {
-  cancel(
+function installRequestCancelPatch(): void {
+  if (natsPatches.requestCancel === 'patched') return;
+  const version = natsCoreVersion();
+  if (version !== natsPatchedVersion) return skipped('requestCancel', `@nats-io/nats-core is ${version}`);
+  const proto = RequestOne?.prototype as unknown as { cancel?: unknown } | undefined;
+  if (typeof proto?.cancel !== 'function' || proto.cancel.length !== 1) {
+    return skipped('requestCancel', 'RequestOne.prototype.cancel(err) is not there');
+  }
+  const cancelled = Object.freeze(new Error('request cancelled'));
+  proto.cancel = function cancel(
     this: { timer?: { cancel(): void }; mux: { cancel(r: unknown): void }; deferred: { reject(e: unknown): void } },
     err?: Error,
-  ): void;
-};
-proto.cancel = function cancel(err?: Error) {
-  this.timer?.cancel();
-  this.mux.cancel(this);
-  this.deferred.reject(err ?? cancelled);
-};
+  ) {
+    this.timer?.cancel();
+    this.mux.cancel(this);
+    this.deferred.reject(err ?? cancelled);
+  };
+  natsPatches.requestCancel = 'patched';
+}
 
 /**
  * nats.js flushes its outbound buffer in a microtask, i.e. once per callback: under load every request and every
  * JetStream publish becomes its own socket write, and nats-server's CPU per message more than doubles. Deferring
- * the flush to setImmediate coalesces everything queued during one event-loop turn into one write. This reaches
- * into the client's protocol handler (pinned version 3.4.0); if its shape changes we keep the stock behaviour.
+ * the flush to setImmediate coalesces everything queued during one event-loop turn into one write.
  */
 function flushOncePerTurn(nc: NatsConnection): void {
+  const version = natsCoreVersion();
+  if (version !== natsPatchedVersion) return skipped('flushOncePerTurn', `@nats-io/nats-core is ${version}`);
   const proto = (nc as unknown as { protocol?: Record<string, any> }).protocol;
   if (
     !proto ||
     typeof proto.flushPending !== 'function' ||
-    !proto.outbound ||
-    typeof proto.sendCommand !== 'function'
+    typeof proto.sendCommand !== 'function' ||
+    typeof proto.outbound?.fill !== 'function' ||
+    typeof proto.outbound?.size !== 'function' ||
+    typeof proto.pendingLimit !== 'number'
   ) {
-    return;
+    return skipped('flushOncePerTurn', 'the connection protocol handler has another shape');
   }
   const encoder = new TextEncoder();
   let scheduled = false;
@@ -70,6 +106,7 @@ function flushOncePerTurn(nc: NatsConnection): void {
       setImmediate(flush);
     }
   };
+  natsPatches.flushOncePerTurn = 'patched';
 }
 
 /**
@@ -101,7 +138,7 @@ export async function ensureStreams(nc: NatsConnection, n: Names, replicas: numb
         await jsm.streams.add(config);
       } catch (addErr) {
         // Another process created it between our info and add: that is the outcome we wanted.
-        if (!String((addErr as Error).message).includes('already in use')) throw addErr;
+        if (natsFailure(addErr) !== 'exists') throw addErr;
       }
     }
   }
@@ -157,6 +194,5 @@ export async function dropNamespace(nc: NatsConnection, n: Names): Promise<void>
 }
 
 export function isNotFound(err: unknown): boolean {
-  const e = err as { code?: number | string; api_error?: { err_code?: number }; message?: string };
-  return e?.api_error?.err_code === 10059 || e?.code === 404 || /not found/i.test(String(e?.message));
+  return natsFailure(err) === 'not_found';
 }

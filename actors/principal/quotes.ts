@@ -25,7 +25,7 @@ interface Entry<T> {
 }
 
 /** One kind of cached quote: entries, loads in flight (one per key), and a generation per key for invalidation. */
-class QuoteMap<T> {
+export class QuoteMap<T> {
   private readonly entries = new Map<string, Entry<T>>();
   private readonly loading = new Map<string, Promise<T>>();
   /** Bumped by every invalidation, so a load that started before one does not store what it read. */

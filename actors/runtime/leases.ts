@@ -5,6 +5,7 @@
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
+import { natsFailure } from '../../contracts/index.ts';
 import type { Clock } from './clock.ts';
 
 export interface ShardRef {
@@ -152,8 +153,9 @@ export class ShardLeases {
     }
   }
 
+  /** A renewal that failed for want of an answer (not because another host holds the lease now). */
   private isTransient(err: unknown): boolean {
-    const msg = String((err as Error)?.message ?? err);
-    return /timeout|disconnect|closed|no responders/i.test(msg) && !/wrong last sequence/i.test(msg);
+    const failure = natsFailure(err);
+    return failure === 'timeout' || failure === 'no_responders' || failure === 'disconnected';
   }
 }
