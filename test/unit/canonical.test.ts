@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { canonicalBytes, canonicalJson, sha256Digest } from '../../contracts/index.ts';
+import { canonicalBytes, canonicalJson, sha256Digest, verifyBundle, verifyReport } from '../../contracts/index.ts';
 import { requestHash } from '../../gateway/pipeline.ts';
 
 test('[SPINE-CANONICAL] the RFC 8785 sample object (§3.2.2) gives the canonical text of §3.2.3 and the UTF-8 of §3.2.4', () => {
@@ -366,4 +366,28 @@ test('[SPINE-CANONICAL] request hashes and report digests are the ones the previ
     `sha256:${createHash('sha256').update(canonicalJson(report), 'utf8').digest('hex')}`,
     sha256Digest(canonicalBytes(report)),
   );
+});
+
+test('[SPINE-CANONICAL] a report or bundle holding what canonical JSON refuses fails verification, without throwing', () => {
+  const keys = { keys: [] };
+  const report = {
+    digest: `sha256:${'0'.repeat(64)}`,
+    signature: 'AA',
+    signingKeyId: 'k1',
+    claims: [{ text: 'x\ud800' }],
+  };
+  const r = verifyReport(report, keys);
+  assert.equal(r.ok, false);
+  assert.match(
+    !r.ok ? r.reason : '',
+    /cannot canonicalise the signed content: \$\.claims\[0\]\.text is a string that is not well-formed/,
+  );
+  const bundle = {
+    digest: report.digest,
+    body: { '\udc00': 1 },
+    signature: { keyId: 'k1', alg: 'ES256', value: 'AA' },
+  };
+  const b = verifyBundle(bundle, keys);
+  assert.equal(b.ok, false);
+  assert.match(!b.ok ? b.reason : '', /cannot canonicalise the signed content: \$\["\\udc00"\] is a property name/);
 });
