@@ -28,12 +28,27 @@ export function reportSignedBody(report: SignedReport): Record<string, unknown> 
 
 export type VerifyOutcome = { ok: true; keyId: string } | { ok: false; reason: string };
 
+/**
+ * The canonical bytes of a document's signed part, or why it has none. A parsed document can still hold what
+ * canonical JSON refuses (a lone surrogate written as an escape); nothing the service signed does, so checking such
+ * a document is a failed verification, not a crash.
+ */
+function signedBytes(body: unknown): Buffer | string {
+  try {
+    return canonicalBytes(body);
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+    return `cannot canonicalise the signed content: ${err.message.replace(/^canonical JSON: /, '')}`;
+  }
+}
+
 /** Check a report's digest and signature against a JWK Set (current and retired keys). */
 export function verifyReport(report: SignedReport, jwks: { keys: JsonWebKey[] }): VerifyOutcome {
   if (typeof report?.digest !== 'string' || typeof report.signature !== 'string') {
     return { ok: false, reason: 'not a signed report: digest or signature missing' };
   }
-  const bytes = canonicalBytes(reportSignedBody(report));
+  const bytes = signedBytes(reportSignedBody(report));
+  if (typeof bytes === 'string') return { ok: false, reason: bytes };
   const digest = sha256Digest(bytes);
   if (digest !== report.digest) {
     return { ok: false, reason: `digest mismatch: the report says ${report.digest}, its content hashes to ${digest}` };
@@ -71,7 +86,8 @@ export function verifyBundle(bundle: SignedBundle, jwks: { keys: JsonWebKey[] })
     return { ok: false, reason: 'not a signed bundle: body, digest or signature missing' };
   }
   if (bundle.signature.alg !== 'ES256') return { ok: false, reason: `unsupported algorithm ${bundle.signature.alg}` };
-  const bytes = canonicalBytes(bundle.body);
+  const bytes = signedBytes(bundle.body);
+  if (typeof bytes === 'string') return { ok: false, reason: bytes };
   const digest = sha256Digest(bytes);
   if (digest !== bundle.digest) {
     return { ok: false, reason: `digest mismatch: the bundle says ${bundle.digest}, its body hashes to ${digest}` };

@@ -43,6 +43,8 @@ export const requirements = {
   'SPINE-STARTUP': 'With NATS or PostgreSQL unreachable, start exits at once naming the URL it tried.',
   'SPINE-SHUTDOWN': 'SIGTERM stops accepting, finishes in-flight requests and exits cleanly.',
   'SPINE-LAYERS': 'contracts imports nothing of ours; the gateway never imports actors or storage.',
+  'SPINE-CANONICAL':
+    'Request hashes and signed documents use RFC 8785 canonical JSON; non-JSON values are refused loudly, naming their path.',
   'SPINE-LEASES':
     'Shard leases: claimed by CAS, renewed, rebalanced when hosts join and leave, taken over when lapsed.',
   'SPINE-CONFIG-DOCS': "The README's configuration table is the one generated from the config schema.",

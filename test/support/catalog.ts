@@ -1,6 +1,7 @@
 // Helpers for catalog suites: sellers, publishing, waiting for verification and for the corpus, and an
-// independent report verifier (its own canonical JSON, node:crypto only; none of the service's signing code).
+// independent report verifier (the canonicalize package and node:crypto; none of the service's signing code).
 import { createHash, createPublicKey, verify } from 'node:crypto';
+import canonicalize from 'canonicalize';
 import { corpusArtifact } from '../../actors/index.ts';
 import { type Agent, eventually, type TestSystem } from './system.ts';
 
@@ -98,14 +99,14 @@ export async function waitForCorpus(sys: TestSystem, count: number): Promise<voi
   );
 }
 
-/** RFC 8785, written again here so the check does not share code with the service. */
+/**
+ * RFC 8785 as a maintained implementation writes it, called directly: a verifier outside the service would do the
+ * same, and a second hand-written copy would only repeat the service's old mistakes.
+ */
 export function jcs(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(jcs).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${jcs(x)}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
+  const text = canonicalize(v);
+  if (text === undefined) throw new TypeError('not a JSON value');
+  return text;
 }
 
 /** Digest and signature check with node:crypto alone. */
