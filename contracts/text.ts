@@ -5,7 +5,8 @@
 
 /**
  * Deepest nesting of arrays and objects accepted in a request value. The deepest schema is three levels; the bound
- * keeps every recursive walker (schema validation, canonical JSON, error reporting) far from its stack limit.
+ * keeps schema validation and error reporting, which recurse, far from their stack limit, and refuses absurd input
+ * before anything walks it.
  */
 export const jsonDepthMax = 32;
 

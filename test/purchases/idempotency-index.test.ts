@@ -23,16 +23,29 @@ test('[BUY-IDEM-COLD] an old purchase key replays its order from the index, a ch
   const buy = (key: string, b2: object = body) => sys.call('POST', '/v1/orders', { token: b.token, body: b2, key });
   const orderCount = async () => (await sys.call('GET', '/v1/orders?limit=50', { token: b.token })).body.items.length;
 
+  /** Resolves once the actor host has sent `n` more idempotency lookups to the ledger service. */
+  const lookupsSeen = (n: number) =>
+    new Promise<void>((resolve) => {
+      let seen = 0;
+      const sub = sys.nc.subscribe(sys.names.serviceSubject('ledger'), {
+        callback: (_err, m) => {
+          if (m.json<{ op: string }>().op !== 'idempotency.lookup' || ++seen < n) return;
+          sub.unsubscribe();
+          resolve();
+        },
+      });
+    });
   const first: Record<string, string> = {};
   for (const key of ['k1', 'k2', 'k3', 'k4', 'k5']) {
     const r = await buy(key);
     assert.equal(r.status, 201);
     first[key] = r.body.order_id;
   }
-  // Reading the orders waits for the projection; the actor host hears the new checkpoint within a second, and the
+  // Reading the orders waits for the projection. The actor host hears the index's checkpoint when it asks the
+  // ledger service (every second): once it has asked twice since, the answer to the first has been heard, and the
   // next fact lets the indexed records go.
   assert.equal(await orderCount(), 5);
-  await new Promise((r) => setTimeout(r, 1500));
+  await lookupsSeen(2);
   assert.equal((await buy('k6')).status, 201);
 
   const lookups: string[] = [];

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { runSettlementSweeper } from '../../actors/index.ts';
 import { artifactContent, registerSeller, reportDigestOf, verifiedListing } from '../support/catalog.ts';
+import { isTypedError } from '../support/http.ts';
 import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
 
 let sys: TestSystem;
@@ -54,6 +55,11 @@ test('[BUY-SETTLE-LATE] an order whose report lands after the purchase is held, 
     assert.equal((await order())?.state, 'held');
     const balance = (await sys.call('GET', '/v1/balance', { token: buyer.token })).body.balance_cents;
     assert.equal(balance, buyer.balanceCents - 300);
+    // A held order has no compliance bundle yet: retry later.
+    const bundle = await sys.call('GET', `/v1/orders/${orderId}/compliance-bundle`, { token: buyer.token });
+    assert.equal(bundle.status, 503);
+    assert.ok(isTypedError(bundle.body, 'unavailable'));
+    assert.equal(bundle.headers.get('retry-after'), '2');
   } finally {
     await sys.sql`UPDATE signing_keys SET retired_at = NULL WHERE kid = ${key!.kid}`;
   }
@@ -63,6 +69,9 @@ test('[BUY-SETTLE-LATE] an order whose report lands after the purchase is held, 
     return items[0]?.state === 'released' ? items[0] : undefined;
   });
   assert.equal(settled.escrowCents, 300);
+  const bundle = await sys.call('GET', `/v1/orders/${settled.id}/compliance-bundle`, { token: buyer.token });
+  assert.equal(bundle.status, 200);
+  assert.equal(bundle.body.body.outcome.kind, 'cleared_escrow');
   const events = (await sys.call('GET', '/v1/events?type=order.state_changed', { token: buyer.token })).body.items;
   assert.deepEqual(
     events.map((e: any) => e.data.state),
