@@ -4,8 +4,9 @@
 // The spec fixes the status of seven codes; for the other eight we chose from 400/401/403/404/409/413/422/429/503
 // and say why in `statusReason`. Order is precedence: when several refusals apply to one request, the one listed
 // first wins (authentication before scope before validation before business rules). Route matching comes before
-// the table: an unknown route (or one not built yet) is `not_found` whatever else is wrong. The purchase policy
-// collects its refusals and lets this order decide (actors/principal/purchase-policy.ts).
+// the table: an unknown route is `not_found` whatever else is wrong (a route not built yet still checks the token
+// and its scope first, then answers `not_found`). The purchase policy collects its refusals and lets this order
+// decide (actors/principal/purchase-policy.ts).
 
 export interface ErrorSpec {
   readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 503;
