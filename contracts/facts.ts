@@ -1,7 +1,7 @@
 // Facts: the durable records actors append to JetStream. A fact is never changed once written; state, projections
 // and events are derived from them. Every fact carries a stable id (the id of its ledger entry or event) and its
 // time. Appends carry no JetStream message id: the expected last subject sequence makes them exactly-once.
-import type { MandateRecord } from './internal.ts';
+import type { ListingState, MandateRecord } from './internal.ts';
 
 /**
  * The Idempotency-Key of the command that produced a fact, with the hash of its request and, unless the fact alone
@@ -114,15 +114,9 @@ interface ListingFactBase {
 
 /** Facts on a listing's subject (`<ns>.listing.<listingId>`). */
 export type ListingFact =
-  | (ListingFactBase & {
-      type: 'listing_created';
-      artifactId: string;
-      sellerPrincipalId: string;
-      priceCents: number;
-      floor: number;
-      formats: ('md' | 'pdf')[];
-      billing: { intervalSeconds: number } | null;
-      sandbox: boolean;
-    })
+  | (ListingFactBase & { type: 'listing_created' } & Pick<
+        ListingState,
+        'artifactId' | 'sellerPrincipalId' | 'priceCents' | 'floor' | 'formats' | 'billing' | 'sandbox'
+      >)
   | (ListingFactBase & { type: 'listing_repriced'; priceCents: number })
   | (ListingFactBase & { type: 'listing_unlisted' });

@@ -4,6 +4,13 @@
 // up (their backlog at the end of the run), the JetStream append ceiling measured in the same run, and the ratio to
 // the peers measured on this machine.
 //   npm run bench:purchases -- [--seconds 20] [--connections 64] [--agents 1000] [--artifacts 5000] [--modes serve,split]
+//                              [--baseline <git revision>]
+// With --baseline, each mode is measured on that revision's code too (a temporary worktree), right before this
+// tree's, with the same agents, listings and load: a change's effect in one sitting, both printed.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import postgres from 'postgres';
@@ -31,6 +38,7 @@ const { values } = parseArgs({
     artifacts: { type: 'string', default: '5000' },
     modes: { type: 'string', default: 'serve,split' },
     peers: { type: 'string', default: 'transaction,plpgsql' },
+    baseline: { type: 'string' },
   },
 });
 const seconds = Number(values.seconds);
@@ -47,7 +55,13 @@ ensureWrk();
 
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? Number.NaN;
 
-async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
+/** The code a run measures: this tree, or a baseline revision checked out beside it. */
+interface Code {
+  root: string;
+  name: string;
+}
+
+async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number, code: Code) {
   const env = await systemEnv({
     LOG_LEVEL: 'warn',
     ASSAY_SANDBOX_REGISTRATIONS_PER_MINUTE: '1000000',
@@ -59,11 +73,12 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
   const sql = postgres(env.DATABASE_URL!, { max: 2, onnotice: () => {} });
   const nc = await connectNats(env.NATS_URL!, 'bench');
   try {
-    if (mode === 'serve') procs.push({ role: 'serve', p: await startRoleProcess('serve', env, 'gateway listening') });
+    const start = (role: string, ready: string) => startRoleProcess(role, env, ready, code.root);
+    if (mode === 'serve') procs.push({ role: 'serve', p: await start('serve', 'gateway listening') });
     else {
-      procs.push({ role: 'workers', p: await startRoleProcess('workers', env, 'workers serving') });
-      procs.push({ role: 'actors', p: await startRoleProcess('actors', env, 'actor host serving') });
-      procs.push({ role: 'gateway', p: await startRoleProcess('gateway', env, 'gateway listening') });
+      procs.push({ role: 'workers', p: await start('workers', 'workers serving') });
+      procs.push({ role: 'actors', p: await start('actors', 'actor host serving') });
+      procs.push({ role: 'gateway', p: await start('gateway', 'gateway listening') });
     }
     for (;;) {
       const [r] = await sql<{ reports: number; live: number }[]>`
@@ -157,9 +172,9 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number) {
       SELECT count(*) FILTER (WHERE state = 'released')::int released, count(*) FILTER (WHERE state = 'auto_refunded')::int refunded
       FROM orders WHERE created_at >= ${startedAt}`;
     const rss = procs.map(({ role, p }) => `${role} ${peakRssMiB(p.child.pid!)} MiB`).join(', ');
-    const label = mode === 'serve' ? 'one process (assay serve)' : 'split (gateway, actors, workers)';
+    const label = `${mode === 'serve' ? 'one process (assay serve)' : 'split (gateway, actors, workers)'}, ${code.name}`;
     console.log(
-      `${label.padEnd(34)} ${Math.round(result.perSecond)}/s   p50 ${result.p50Ms.toFixed(1)} ms   p90 ${result.p90Ms.toFixed(1)} ms   p99 ${result.p99Ms.toFixed(1)} ms   non-2xx ${result.non2xx}   socket errors ${result.socketErrors}`,
+      `${label.padEnd(50)} ${Math.round(result.perSecond)}/s   p50 ${result.p50Ms.toFixed(1)} ms   p90 ${result.p90Ms.toFixed(1)} ms   p99 ${result.p99Ms.toFixed(1)} ms   non-2xx ${result.non2xx}   socket errors ${result.socketErrors}`,
     );
     console.log(
       `  settlement lag (held -> outcome) p50 ${pct(lags, 0.5).toFixed(0)} ms, p99 ${pct(lags, 0.99).toFixed(0)} ms over ${lags.length} orders (${mix!.released} released, ${mix!.refunded} refunded)`,
@@ -232,4 +247,22 @@ function peerRatios(perSecond: number): string {
     .join('; ');
 }
 
-for (const mode of values.modes.split(',') as ('serve' | 'split')[]) await runMode(mode, ceiling.perSecond);
+const here: Code = { root: new URL('../../', import.meta.url).pathname, name: 'this tree' };
+const baseline = values.baseline ? checkout(values.baseline) : null;
+try {
+  for (const mode of values.modes.split(',') as ('serve' | 'split')[]) {
+    if (baseline) await runMode(mode, ceiling.perSecond, baseline);
+    await runMode(mode, ceiling.perSecond, here);
+  }
+} finally {
+  if (baseline) execFileSync('git', ['worktree', 'remove', '--force', baseline.root], { cwd: here.root });
+}
+
+/** A temporary worktree of `revision`, sharing this tree's node_modules (the lock file must match). */
+function checkout(revision: string): Code {
+  const dir = join(mkdtempSync(join(tmpdir(), 'assay-baseline-')), 'tree');
+  execFileSync('git', ['worktree', 'add', '--detach', dir, revision], { cwd: here.root, stdio: 'ignore' });
+  if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(here.root, 'node_modules'), join(dir, 'node_modules'));
+  const commit = execFileSync('git', ['rev-parse', '--short', revision], { cwd: here.root }).toString().trim();
+  return { root: `${dir}/`, name: `baseline ${commit}` };
+}

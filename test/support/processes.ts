@@ -20,14 +20,16 @@ export async function startRoleProcess(
   role: string,
   env: Record<string, string>,
   readyText: string,
+  /** The checkout to run: this one, or another commit's worktree (a benchmark's baseline). */
+  codeRoot = root,
 ): Promise<RoleProcess> {
   // ROLE_NODE_ARGS adds Node options to every role process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile
   // a benchmark (NODE_OPTIONS refuses --cpu-prof).
   const nodeArgs = (process.env.ROLE_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // The same Node options as `npm start` and the container (docs/architecture.md, Performance notes).
   const serverArgs = ['--max-semi-space-size=32', '--import', 'tsx'];
-  const child = spawn(process.execPath, [...nodeArgs, ...serverArgs, join(root, 'cli/assay.ts'), role], {
-    cwd: root,
+  const child = spawn(process.execPath, [...nodeArgs, ...serverArgs, join(codeRoot, 'cli/assay.ts'), role], {
+    cwd: codeRoot,
     env: { ...process.env, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
