@@ -22,15 +22,8 @@ const internalDefaults = { reply: null, available: true as const };
 const internal = <const R extends Omit<InternalOperation, 'available' | 'reply'> & { reply?: TSchema | null }>(r: R) =>
   ({ ...internalDefaults, ...r }) as Omit<typeof internalDefaults, keyof R> & R;
 
-export const MandateRecord = Type.Object({
-  id: S.Uuid(),
-  perItemCapCents: Type.Integer({ minimum: 0 }),
-  minTrust: Type.Number({ minimum: 0, maximum: 1 }),
-  minJudgeVersion: Type.Union([Type.String(), Type.Null()]),
-  rejectOpenJudgeErrata: Type.Boolean(),
-  revoked: Type.Boolean(),
-  createdAt: S.Timestamp(),
-});
+/** A mandate as the principal actor keeps it (the same schema the agent API shows, less `current`). */
+export const MandateRecord = S.MandateRecord;
 
 /** A listing actor's state; also what a purchase quote carries of it. */
 export const ListingState = Type.Object({

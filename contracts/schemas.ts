@@ -71,16 +71,19 @@ export const ArtifactManifest = Type.Object(
   { additionalProperties: true },
 );
 
+/** What every view of an artifact shows (a search item's, the artifact resource's). */
+const ArtifactSummary = Type.Object({
+  id: Uuid(),
+  type: Type.Literal('context_file'),
+  contentHash: Sha256,
+  manifest: ArtifactManifest,
+  ownerPrincipalId: Uuid(),
+  sandbox: Type.Boolean(),
+  createdAt: Timestamp(),
+});
+
 export const SearchItem = Type.Object({
-  artifact: Type.Object({
-    id: Uuid(),
-    type: Type.Literal('context_file'),
-    contentHash: Sha256,
-    manifest: ArtifactManifest,
-    ownerPrincipalId: Uuid(),
-    sandbox: Type.Boolean(),
-    createdAt: Timestamp(),
-  }),
+  artifact: ArtifactSummary,
   trust: Trust,
   liveListingIds: Type.Array(Uuid()),
   offers: Type.Array(Type.Object({ listing_id: Uuid(), offer_url: Type.String({ format: 'uri' }) })),
@@ -343,28 +346,27 @@ export const WebhookRegistration = Type.Object({
   created_at: Timestamp(),
 });
 
-export const Mandate = Type.Object({
+/** A mandate as the principal actor keeps it. */
+export const MandateRecord = Type.Object({
   id: Uuid(),
-  principalId: Uuid(),
   perItemCapCents: Type.Integer({ minimum: 0 }),
   minTrust: Type.Number({ minimum: 0, maximum: 1 }),
   minJudgeVersion: Type.Union([Type.String(), Type.Null()]),
   rejectOpenJudgeErrata: Type.Boolean(),
   revoked: Type.Boolean(),
-  sandbox: Type.Boolean(),
   createdAt: Timestamp(),
 });
 
-export const MandateResource = Type.Object({
-  id: Uuid(),
-  perItemCapCents: Type.Integer({ minimum: 0 }),
-  minTrust: Type.Number({ minimum: 0, maximum: 1 }),
-  minJudgeVersion: Type.Union([Type.String(), Type.Null()]),
-  rejectOpenJudgeErrata: Type.Boolean(),
-  revoked: Type.Boolean(),
-  current: Type.Boolean({ description: 'The mandate that binds the principal’s agents now.' }),
-  createdAt: Timestamp(),
-});
+export const Mandate = Type.Evaluate(
+  Type.Intersect([MandateRecord, Type.Object({ principalId: Uuid(), sandbox: Type.Boolean() })]),
+);
+
+export const MandateResource = Type.Evaluate(
+  Type.Intersect([
+    MandateRecord,
+    Type.Object({ current: Type.Boolean({ description: 'The mandate that binds the principal’s agents now.' }) }),
+  ]),
+);
 export const MandatePage = Page(MandateResource);
 const JudgeVersion = Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'A judge version such as 1.2.0.' });
 export const CreateMandateRequest = Type.Object(
@@ -432,18 +434,16 @@ export const Edition = Type.Object({
   createdAt: Timestamp(),
 });
 
-export const Artifact = Type.Object({
-  id: Uuid(),
-  type: Type.Literal('context_file'),
-  contentHash: Sha256,
-  manifest: ArtifactManifest,
-  ownerPrincipalId: Uuid(),
-  sandbox: Type.Boolean(),
-  createdAt: Timestamp(),
-  currentEdition: Edition,
-  /** Set on the reply to a publish: whether this call created a new edition. */
-  editionCreated: Type.Optional(Type.Boolean()),
-});
+export const Artifact = Type.Evaluate(
+  Type.Intersect([
+    ArtifactSummary,
+    Type.Object({
+      currentEdition: Edition,
+      /** Set on the reply to a publish: whether this call created a new edition. */
+      editionCreated: Type.Optional(Type.Boolean()),
+    }),
+  ]),
+);
 
 const Topics = Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 10, uniqueItems: true });
 /** Largest context file accepted, in characters of its Markdown. */

@@ -75,6 +75,7 @@ export {
   trustAggregates,
 } from './trust.ts';
 export {
+  type EntryWithOrderRow,
   entriesWithOrders,
   getBundle,
   getOrder,

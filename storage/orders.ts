@@ -70,25 +70,25 @@ export async function payoutsPage(sql: Sql, seller: string, beforeSeq: number | 
  * A principal's ledger entries of some types after a stream sequence, oldest first, each with its order's listing
  * and price: what the event outbox is read from (which entries make which events is the ledger service's rule).
  */
+export interface EntryWithOrderRow {
+  id: string;
+  type: string;
+  stream_seq: number;
+  amount_cents: number;
+  reference: string | null;
+  run_id: string | null;
+  sandbox: boolean;
+  created_at: Date;
+  listing_id: string | null;
+  escrow_cents: number | null;
+}
+
 export async function entriesWithOrders(
   sql: Sql,
   q: { principalId: string; types: string[]; afterSeq: number; limit: number },
 ) {
   const entries = ledgerEntries(sql, { ...q, newestFirst: false });
-  return sql<
-    {
-      id: string;
-      type: string;
-      stream_seq: number;
-      amount_cents: number;
-      reference: string | null;
-      run_id: string | null;
-      sandbox: boolean;
-      created_at: Date;
-      listing_id: string | null;
-      escrow_cents: number | null;
-    }[]
-  >`
+  return sql<EntryWithOrderRow[]>`
     SELECT l.id, l.type, l.stream_seq, l.amount_cents, l.reference, l.run_id, l.sandbox, l.created_at,
            o.listing_id, o.escrow_cents
     FROM (${entries}) l LEFT JOIN orders o ON o.id = l.run_id::uuid

@@ -3,6 +3,7 @@
 // is its entry's, so it is stable across rebuilds of the projection.
 import type { Static } from 'typebox';
 import type { schemas } from '../../contracts/index.ts';
+import type { EntryWithOrderRow } from '../../storage/index.ts';
 
 type EventType = Static<typeof schemas.EventType>;
 type Event = Static<typeof schemas.OutboxEvent>;
@@ -25,17 +26,7 @@ const orderStates: Record<string, 'held' | 'released' | 'auto_refunded'> = {
 };
 
 /** One ledger entry (with its order's listing and price) as the event it stands for. */
-export function eventOf(e: {
-  id: string;
-  type: string;
-  amount_cents: number;
-  reference: string | null;
-  run_id: string | null;
-  sandbox: boolean;
-  created_at: Date;
-  listing_id: string | null;
-  escrow_cents: number | null;
-}): Event {
+export function eventOf(e: EntryWithOrderRow): Event {
   const base = { id: `evt_${e.id}`, created_at: e.created_at.toISOString() };
   if (e.type === 'topup_credited') {
     return {

@@ -85,9 +85,14 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
     while ((await projectionCheckpoint(sql, projection)) < last.seq && Date.now() < deadline) await sleep(10);
   };
 
-  const cursorOf = (kind: string, q: { cursor?: string }): number | null | 'bad' => {
-    if (q.cursor === undefined) return null;
-    return decodeNumberCursor(kind, q.cursor) ?? 'bad';
+  /**
+   * Where a page starts: the stream sequence in its cursor, or null for the first page, which waits (briefly) for
+   * the projection to hold the caller's latest fact, so a client reads its own writes. 'bad' for a forged cursor.
+   */
+  const pageStart = async (kind: string, cursor: string | undefined, principalId: string) => {
+    if (cursor !== undefined) return decodeNumberCursor(kind, cursor) ?? ('bad' as const);
+    await caughtUp(principalId, projection);
+    return null;
   };
 
   async function bundleFor(order: OrderRow) {
@@ -160,9 +165,8 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
     },
 
     async getLedger({ query: q, caller }) {
-      const beforeSeq = cursorOf('ledger', q);
+      const beforeSeq = await pageStart('ledger', q.cursor, caller.principalId);
       if (beforeSeq === 'bad') return badCursor('ledger');
-      if (beforeSeq === null) await caughtUp(caller.principalId, projection);
       const page = await readLedgerPage(sql, {
         principalId: caller.principalId,
         beforeSeq,
@@ -176,9 +180,8 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
     },
 
     async getOrders({ query: q, caller }) {
-      const beforeSeq = cursorOf('orders', q);
+      const beforeSeq = await pageStart('orders', q.cursor, caller.principalId);
       if (beforeSeq === 'bad') return badCursor('orders');
-      if (beforeSeq === null) await caughtUp(caller.principalId, projection);
       const limit = q.limit ?? pageLimits.default;
       const rows = await ordersPage(sql, caller.principalId, beforeSeq, limit + 1);
       const page = rows.slice(0, limit);
@@ -201,8 +204,8 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
     },
 
     async getPayouts({ query: q, caller }) {
-      const beforeSeq = cursorOf('payouts', q);
-      if (beforeSeq === 'bad') return badCursor('payouts');
+      const beforeSeq = q.cursor === undefined ? null : decodeNumberCursor('payouts', q.cursor);
+      if (beforeSeq === null && q.cursor !== undefined) return badCursor('payouts');
       const limit = q.limit ?? pageLimits.default;
       const rows = await payoutsPage(sql, caller.principalId, beforeSeq, limit + 1);
       const page = rows.slice(0, limit);
@@ -224,9 +227,8 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
     },
 
     async listEvents({ query: q, caller }) {
-      const afterSeq = cursorOf('events', q);
+      const afterSeq = await pageStart('events', q.cursor, caller.principalId);
       if (afterSeq === 'bad') return badCursor('events');
-      if (afterSeq === null) await caughtUp(caller.principalId, projection);
       const rows = await entriesWithOrders(sql, {
         principalId: caller.principalId,
         types: eventEntryTypes(q.type),

@@ -18,14 +18,20 @@ import { recordOf } from './idempotency.ts';
 
 const mandateResource = (m: MandateRecord, current: boolean) => ({ ...m, current });
 
-/** A mandate command's outcome: the fact (with its idempotency record) and the mandate as the reply. */
+type MandateChange = { type: 'mandate_set'; mandate: MandateRecord } | { type: 'mandate_revoked'; mandateId: string };
+type MandateCommand = RequestOf<'createMandate' | 'changeMandate' | 'revokeMandate'>;
+
+/** A mandate command's outcome: the fact (with its idempotency record) and the mandate `m` as the reply. */
 function answered(
-  req: RequestOf<'createMandate' | 'changeMandate' | 'revokeMandate'>,
+  d: PrincipalDeps,
+  state: PrincipalState,
+  req: MandateCommand,
   m: MandateRecord,
-  fact: LedgerFact,
+  change: MandateChange,
 ): Decision<LedgerFact> {
   const reply = { status: 201, body: mandateResource(m, true) };
-  fact.idempotency = recordOf(req, req.caller.agentId, reply);
+  const base = factBase(d, state.principalId, req.caller.sandbox, state.availableCents);
+  const fact = { ...base, ...change, idempotency: recordOf(req, req.caller.agentId, reply) } as LedgerFact;
   return { fact, reply: okReply(reply.status, reply.body) };
 }
 
@@ -44,51 +50,45 @@ export function createMandate(
     revoked: false,
     createdAt: d.clock.nowIso(),
   };
-  const base = factBase(d, state.principalId, req.caller.sandbox, state.availableCents);
-  return answered(req, m, { ...base, type: 'mandate_set', mandate: m });
+  return answered(d, state, req, m, { type: 'mandate_set', mandate: m });
 }
 
-/** The current mandate if the path names it. */
-function named(state: PrincipalState, mandateId: string): MandateRecord | null {
+/** Decide on the principal's current mandate, if the path names it (any other is not found). */
+function onCurrent(
+  state: PrincipalState,
+  mandateId: string,
+  decide: (current: MandateRecord) => Decision<LedgerFact>,
+): Decision<LedgerFact> {
   const current = currentMandate(state);
-  return current && current.id === mandateId ? current : null;
+  if (!current || current.id !== mandateId) {
+    return { reply: errorReply('not_found', "no such mandate is the principal's current one") };
+  }
+  return decide(current);
 }
 
-const notCurrent = (): Decision<LedgerFact> => ({
-  reply: errorReply('not_found', "no such mandate is the principal's current one"),
-});
-
-export function changeMandate(
-  d: PrincipalDeps,
-  state: PrincipalState,
-  req: RequestOf<'changeMandate'>,
-): Decision<LedgerFact> {
-  const current = named(state, req.params.mandate_id);
-  if (!current) return notCurrent();
-  if (current.revoked)
-    return { reply: errorReply('mandate_revoked', 'a revoked mandate cannot change; set a new one') };
-  const b = req.body;
-  const m: MandateRecord = {
-    ...current,
-    perItemCapCents: b.per_item_cap_cents ?? current.perItemCapCents,
-    minTrust: b.min_trust ?? current.minTrust,
-    minJudgeVersion: b.min_judge_version === undefined ? current.minJudgeVersion : b.min_judge_version,
-    rejectOpenJudgeErrata: b.reject_open_judge_errata ?? current.rejectOpenJudgeErrata,
-  };
-  const base = factBase(d, state.principalId, req.caller.sandbox, state.availableCents);
-  return answered(req, m, { ...base, type: 'mandate_set', mandate: m });
+export function changeMandate(d: PrincipalDeps, state: PrincipalState, req: RequestOf<'changeMandate'>) {
+  return onCurrent(state, req.params.mandate_id, (current) => {
+    if (current.revoked) {
+      return { reply: errorReply('mandate_revoked', 'a revoked mandate cannot change; set a new one') };
+    }
+    const b = req.body;
+    const m: MandateRecord = {
+      ...current,
+      perItemCapCents: b.per_item_cap_cents ?? current.perItemCapCents,
+      minTrust: b.min_trust ?? current.minTrust,
+      minJudgeVersion: b.min_judge_version === undefined ? current.minJudgeVersion : b.min_judge_version,
+      rejectOpenJudgeErrata: b.reject_open_judge_errata ?? current.rejectOpenJudgeErrata,
+    };
+    return answered(d, state, req, m, { type: 'mandate_set', mandate: m });
+  });
 }
 
-export function revokeMandate(
-  d: PrincipalDeps,
-  state: PrincipalState,
-  req: RequestOf<'revokeMandate'>,
-): Decision<LedgerFact> {
-  const current = named(state, req.params.mandate_id);
-  if (!current) return notCurrent();
-  if (current.revoked) return { reply: okReply(201, mandateResource(current, true)) };
-  const base = factBase(d, state.principalId, req.caller.sandbox, state.availableCents);
-  return answered(req, { ...current, revoked: true }, { ...base, type: 'mandate_revoked', mandateId: current.id });
+export function revokeMandate(d: PrincipalDeps, state: PrincipalState, req: RequestOf<'revokeMandate'>) {
+  return onCurrent(state, req.params.mandate_id, (current) => {
+    if (current.revoked) return { reply: okReply(201, mandateResource(current, true)) };
+    const m = { ...current, revoked: true };
+    return answered(d, state, req, m, { type: 'mandate_revoked', mandateId: current.id });
+  });
 }
 
 /** The principal's mandates, the current one first, paged by position. */
