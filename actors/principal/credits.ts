@@ -11,7 +11,7 @@ import {
 } from '../../contracts/index.ts';
 import type { Decision } from '../runtime/host.ts';
 import { factBase, type PrincipalDeps } from './deps.ts';
-import type { PrincipalState } from './fold.ts';
+import type { PrincipalState } from './state.ts';
 import { replayOrConflict, recordOf } from './idempotency.ts';
 
 export function topUp(d: PrincipalDeps, state: PrincipalState, req: RequestOf<'topUp'>): Decision<LedgerFact> {

@@ -1,58 +1,9 @@
-// The principal's state: a fold of the facts on `<ns>.ledger.<id>`. Available, held and spent credits, the orders in
-// escrow, the mandates, and the idempotency records of the principal's recent mutating calls. `checkFact` is the one
-// place the money invariants live: the host runs it before an append (so a fact that would break one never becomes
+// The fold of a principal's facts into its state (state.ts). `checkFact` is the one place the money invariants live: the host runs it before an append (so a fact that would break one never becomes
 // durable), and `applyFact` runs it again when it folds the fact in.
 import assert from 'node:assert/strict';
-import type { LedgerFact, MandateRecord } from '../../contracts/index.ts';
-import { type HotKeyPolicy, type HotRecord, rememberKey } from './idempotency.ts';
-
-export interface HeldOrder {
-  priceCents: number;
-  floor: number;
-  listingId: string;
-  artifactId: string;
-  sellerPrincipalId: string;
-  agentId: string;
-  sandbox: boolean;
-}
-
-export interface PrincipalState {
-  principalId: string;
-  availableCents: number;
-  heldCents: number;
-  spentCents: number;
-  /** Everything ever credited (top-ups and grants), in cents: always available + held + spent. */
-  creditedCents: number;
-  /** Orders in escrow, by order id; an order leaves when it settles, so settling twice finds nothing to do. */
-  held: Map<string, HeldOrder>;
-  /** The current mandate last; earlier ones stay for the principal's history. */
-  mandates: MandateRecord[];
-  /**
-   * The most recent idempotency records by key, oldest first (facts arrive in time order). A record leaves once
-   * there are more than ASSAY_IDEMPOTENCY_HOT_KEYS or it is past the retention window, and only once the
-   * idempotency index holds it.
-   */
-  idempotency: Map<string, HotRecord>;
-  /** LEDGER sequence of the newest record that left memory; 0 if none has, and then memory alone knows every key. */
-  evictedThroughSeq: number;
-}
-
-export function initialState(principalId: string): PrincipalState {
-  return {
-    principalId,
-    availableCents: 0,
-    heldCents: 0,
-    spentCents: 0,
-    creditedCents: 0,
-    held: new Map(),
-    mandates: [],
-    idempotency: new Map(),
-    evictedThroughSeq: 0,
-  };
-}
-
-/** The principal's current mandate (revoked or not), or null before the first. */
-export const currentMandate = (s: PrincipalState): MandateRecord | null => s.mandates.at(-1) ?? null;
+import type { LedgerFact } from '../../contracts/index.ts';
+import { type HotKeyPolicy, rememberKey } from './idempotency.ts';
+import type { PrincipalState } from './state.ts';
 
 interface Totals {
   availableCents: number;
@@ -154,16 +105,4 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
 
 function unknownFact(fact: never): never {
   throw new Error(`unknown ledger fact type ${(fact as { type?: unknown }).type}`);
-}
-
-export function toSnapshot(s: PrincipalState): unknown {
-  return { ...s, held: [...s.held], idempotency: [...s.idempotency] };
-}
-
-export function fromSnapshot(data: unknown): PrincipalState {
-  const s = data as Omit<PrincipalState, 'idempotency' | 'held'> & {
-    idempotency: [string, HotRecord][];
-    held: [string, HeldOrder][];
-  };
-  return { ...s, held: new Map(s.held), idempotency: new Map(s.idempotency) };
 }

@@ -14,8 +14,8 @@ import {
 import type { Decision } from '../runtime/host.ts';
 import { derivedId } from '../shared/ids.ts';
 import { factBase, type PrincipalDeps } from './deps.ts';
-import type { PrincipalState } from './fold.ts';
-import { recordOf } from './idempotency.ts';
+import type { PrincipalState } from './state.ts';
+import { keyOf, recordOf } from './idempotency.ts';
 
 type ForwardedOp = 'publishArtifact' | 'publishEdition' | 'createListing' | 'repriceListing' | 'unlistListing';
 
@@ -43,8 +43,7 @@ function forward(
 }
 
 /** The id a forwarded command creates, derived from the principal, what it is and the Idempotency-Key. */
-const idFor = (req: RequestOf<ForwardedOp>, what: string) =>
-  derivedId(req.caller.principalId, what, req.idempotency!.key);
+const idFor = (req: RequestOf<ForwardedOp>, what: string) => derivedId(req.caller.principalId, what, keyOf(req).key);
 
 /** Forwarded requests keep the caller and the key of the call, and carry the internal operation and its body. */
 const as = <Id extends InternalOpId>(req: BusRequest, op: Id, body: RequestOf<Id>['body']): BusRequest => ({

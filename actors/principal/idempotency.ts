@@ -2,6 +2,7 @@
 // (and its reply, unless the fact alone rebuilds it); the actor keeps the most recent records in memory, the
 // idempotency index in PostgreSQL holds the rest. A key used before replays its stored reply; the same key with
 // another request is a conflict.
+import assert from 'node:assert/strict';
 import {
   type BusReply,
   type BusRequest,
@@ -10,15 +11,11 @@ import {
   type LedgerFact,
 } from '../../contracts/index.ts';
 import type { PrincipalDeps } from './deps.ts';
-import type { PrincipalState } from './fold.ts';
+import type { HotRecord, PrincipalState } from './state.ts';
 import type { IdempotencyIndex, IndexedKey } from './idempotency-index.ts';
 import { purchaseReply, type StoredReply } from './purchase-reply.ts';
 
-/**
- * A key the actor keeps in memory, packed into one string, `<seq> <atMs> <requestHash>`: one heap object for the
- * garbage collector instead of four. The reply is not kept: a replay reads the fact at `seq` (replays are rare).
- */
-export type HotRecord = string;
+// A hot record keeps no reply: a replay reads the fact at `seq` (replays are rare).
 const hotRecord = (seq: number, atMs: number, requestHash: string): HotRecord => `${seq} ${atMs} ${requestHash}`;
 function unpackHot(r: HotRecord): IndexedKey & { atMs: number } {
   const a = r.indexOf(' ');
@@ -61,9 +58,16 @@ export function rememberKey(
   }
 }
 
+/** The Idempotency-Key of a mutating call: the pipeline refuses one without it, so its absence here is a bug. */
+export function keyOf(req: BusRequest): { key: string; requestHash: string } {
+  assert(req.idempotency, `${req.op} arrives with its Idempotency-Key`);
+  return req.idempotency;
+}
+
 /** The record a fact stores for the call that appended it, with the reply to replay. */
 export function recordOf(req: BusRequest, agentId: string, reply: StoredReply): IdempotencyRecord {
-  return { key: req.idempotency!.key, requestHash: req.idempotency!.requestHash, agentId, reply };
+  const { key, requestHash } = keyOf(req);
+  return { key, requestHash, agentId, reply };
 }
 
 /** The reply a fact's command gave: stored in the fact, or rebuilt from it (a purchase). */

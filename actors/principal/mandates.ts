@@ -13,8 +13,8 @@ import type { Decision } from '../runtime/host.ts';
 import { derivedId } from '../shared/ids.ts';
 import { badCursor, decodeNumberCursor, encodeCursor } from '../shared/cursor.ts';
 import { factBase, type PrincipalDeps } from './deps.ts';
-import { currentMandate, type PrincipalState } from './fold.ts';
-import { recordOf } from './idempotency.ts';
+import { currentMandate, type PrincipalState } from './state.ts';
+import { keyOf, recordOf } from './idempotency.ts';
 
 const mandateResource = (m: MandateRecord, current: boolean) => ({ ...m, current });
 
@@ -42,7 +42,7 @@ export function createMandate(
 ): Decision<LedgerFact> {
   const b = req.body;
   const m: MandateRecord = {
-    id: derivedId(state.principalId, 'mandate', req.idempotency!.key),
+    id: derivedId(state.principalId, 'mandate', keyOf(req).key),
     perItemCapCents: b.per_item_cap_cents,
     minTrust: b.min_trust ?? 0,
     minJudgeVersion: b.min_judge_version ?? null,

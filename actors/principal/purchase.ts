@@ -1,13 +1,13 @@
 // A purchase: the listing's and the artifact's quotes, the rules (purchase-policy.ts), then one `escrow_held` fact
 // that moves the price from available to held. When the edition's report is known already (the usual case) the
 // order is settled right after the commit, in this actor's mailbox; otherwise the settlement sweeper settles it.
-import assert from 'node:assert/strict';
 import { type EscrowHeldFact, errorReply, type LedgerFact, okReply, type RequestOf } from '../../contracts/index.ts';
 import type { Decision } from '../runtime/host.ts';
 import { purchaseOrderId } from '../shared/ids.ts';
 import type { PrincipalDeps } from './deps.ts';
-import { currentMandate, type PrincipalState } from './fold.ts';
+import { currentMandate, type PrincipalState } from './state.ts';
 import { purchaseRefusal } from './purchase-policy.ts';
+import { keyOf } from './idempotency.ts';
 import { purchaseReply } from './purchase-reply.ts';
 import { settleRequest } from './settlement.ts';
 
@@ -17,7 +17,7 @@ export async function purchase(
   req: RequestOf<'purchaseArtifact'>,
 ): Promise<Decision<LedgerFact>> {
   const { caller, body } = req;
-  assert(req.idempotency, 'a purchase arrives with its Idempotency-Key (the pipeline requires one)');
+  const { key, requestHash } = keyOf(req);
   const quote = await d.quotes.listing(body.listing_id);
   const listing = quote?.state ?? null;
   const visible = listing !== null && listing.state === 'live' && listing.sandbox === caller.sandbox;
@@ -35,7 +35,7 @@ export async function purchase(
   // The policy let it through, so both quotes exist.
   const l = listing!;
   const a = artifact!;
-  const orderId = purchaseOrderId(state.principalId, req.idempotency.key);
+  const orderId = purchaseOrderId(state.principalId, key);
   const reply = purchaseReply(orderId, l.priceCents, body.formats);
   // The hot path's facts are plain literals: spreading a base object into them cost more than the rest.
   const fact: EscrowHeldFact = {
@@ -57,7 +57,7 @@ export async function purchase(
     priceSnapshotId: quote!.snapshotId,
     subscriptionId: null,
     // No reply: the fact rebuilds it (idempotency.ts, replyOf).
-    idempotency: { key: req.idempotency.key, requestHash: req.idempotency.requestHash, agentId: caller.agentId },
+    idempotency: { key, requestHash, agentId: caller.agentId },
   };
   const followUp = a.report
     ? settleRequest({ orderId, reportDigest: a.report.digest, meanEntailment: a.report.meanEntailment })

@@ -13,7 +13,7 @@ import type { Decision } from '../runtime/host.ts';
 import { internalRequest } from '../runtime/service.ts';
 import { meetsFloor } from '../verification/report.ts';
 import type { PrincipalDeps } from './deps.ts';
-import type { PrincipalState } from './fold.ts';
+import type { PrincipalState } from './state.ts';
 
 /** The internal command that settles one held order. */
 export function settleRequest(c: SettleCommand): BusRequest {

@@ -1,0 +1,69 @@
+// The principal's state: a fold of the facts on `<ns>.ledger.<id>` (fold.ts). Available, held and spent credits,
+// the orders in escrow, the mandates, and the idempotency records of the principal's recent mutating calls.
+import type { MandateRecord } from '../../contracts/index.ts';
+
+/**
+ * A key the actor keeps in memory, packed into one string, `<seq> <atMs> <requestHash>`: one heap object for the
+ * garbage collector instead of four (idempotency.ts packs and reads it).
+ */
+export type HotRecord = string;
+
+export interface HeldOrder {
+  priceCents: number;
+  floor: number;
+  listingId: string;
+  artifactId: string;
+  sellerPrincipalId: string;
+  agentId: string;
+  sandbox: boolean;
+}
+
+export interface PrincipalState {
+  principalId: string;
+  availableCents: number;
+  heldCents: number;
+  spentCents: number;
+  /** Everything ever credited (top-ups and grants), in cents: always available + held + spent. */
+  creditedCents: number;
+  /** Orders in escrow, by order id; an order leaves when it settles, so settling twice finds nothing to do. */
+  held: Map<string, HeldOrder>;
+  /** The current mandate last; earlier ones stay for the principal's history. */
+  mandates: MandateRecord[];
+  /**
+   * The most recent idempotency records by key, oldest first (facts arrive in time order). A record leaves once
+   * there are more than ASSAY_IDEMPOTENCY_HOT_KEYS or it is past the retention window, and only once the
+   * idempotency index holds it.
+   */
+  idempotency: Map<string, HotRecord>;
+  /** LEDGER sequence of the newest record that left memory; 0 if none has, and then memory alone knows every key. */
+  evictedThroughSeq: number;
+}
+
+export function initialState(principalId: string): PrincipalState {
+  return {
+    principalId,
+    availableCents: 0,
+    heldCents: 0,
+    spentCents: 0,
+    creditedCents: 0,
+    held: new Map(),
+    mandates: [],
+    idempotency: new Map(),
+    evictedThroughSeq: 0,
+  };
+}
+
+/** The principal's current mandate (revoked or not), or null before the first. */
+export const currentMandate = (s: PrincipalState): MandateRecord | null => s.mandates.at(-1) ?? null;
+
+export function toSnapshot(s: PrincipalState): unknown {
+  return { ...s, held: [...s.held], idempotency: [...s.idempotency] };
+}
+
+export function fromSnapshot(data: unknown): PrincipalState {
+  const s = data as Omit<PrincipalState, 'idempotency' | 'held'> & {
+    idempotency: [string, HotRecord][];
+    held: [string, HeldOrder][];
+  };
+  return { ...s, held: new Map(s.held), idempotency: new Map(s.idempotency) };
+}
