@@ -75,8 +75,16 @@ export function requiresCaller(id: string): boolean {
 }
 
 /** Boot-time check of a registry against both tables. */
-export function assertHandlers(target: Target, handlers: object, what: string): void {
-  const ops = [...operations, ...internalOperations].filter((op) => sameTarget(op.dispatch, target));
+export function assertHandlers(
+  target: Target,
+  handlers: object,
+  what: string,
+  table: readonly { id: string; dispatch: AnyOperation['dispatch'] | { to: string }; available: boolean }[] = [
+    ...operations,
+    ...internalOperations,
+  ],
+): void {
+  const ops = table.filter((op) => sameTarget(op.dispatch as AnyOperation['dispatch'], target));
   const record = handlers as Record<string, unknown>;
   for (const op of ops) {
     if (op.available) assert.equal(typeof record[op.id], 'function', `${what}: no handler for ${op.id}`);

@@ -19,6 +19,8 @@ export const requirements = {
     'Text a store cannot hold is projected made storable; a fact the projection cannot write is parked with its error and alerted, and the facts after it are projected.',
   'SPINE-NO-LISTENER-LEAK':
     'Long-running jobs leave no listener behind on their stop signal; any process warning fails the suite.',
+  'SPINE-HANDLERS':
+    'Every available operation has a handler where it is dispatched and no handler serves another; a broken registry refuses to start.',
   'SPINE-NATS-PATCHES':
     'The nats.js version the speed patches were written for is pinned, both patches are in place, and NATS failures are classified by error class and code.',
   'SPINE-BAD-INPUT':
