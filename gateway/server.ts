@@ -81,7 +81,7 @@ export class Gateway {
     assertOperationTable(operations);
     this.accessLog = o.log.isLevelEnabled('debug');
     const { config, names, nc } = o;
-    this.bus = new GatewayBus(nc, config.requestTimeoutMs);
+    this.bus = new GatewayBus(nc, config.requestTimeoutMs, o.log);
     const verifier = new TokenVerifier({
       issuer: config.baseUrl,
       nowMs: o.nowMs ?? Date.now,
@@ -94,9 +94,10 @@ export class Gateway {
           query: {},
           body: null,
         });
-        if (!reply.ok) throw new Error(reply.error.message);
+        if (!reply.ok) throw new Error(`the auth service refused the token key set: ${reply.error.message}`);
         return reply.body as { keys: never[] };
       },
+      onFetchError: (err) => o.log.warn({ err }, 'fetching the token key set failed'),
     });
     this.pipeline = new Pipeline({ names, baseUrl: config.baseUrl, bus: this.bus, verifier }, operations);
     this.openapiJson = JSON.stringify(openApiDocument(operations, config.baseUrl));

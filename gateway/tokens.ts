@@ -9,6 +9,8 @@ export interface TokenVerifierOptions {
   fetchJwks: () => Promise<JSONWebKeySet>;
   nowMs: () => number;
   cacheMax?: number;
+  /** Told why a fetch of the key set failed (callers only learn that keys are not available). */
+  onFetchError?: (err: unknown) => void;
 }
 
 /** A fetch of the key set at most this often when an unknown kid shows up (so junk tokens cannot hammer it). */
@@ -83,6 +85,8 @@ export class TokenVerifier {
         try {
           this.keys = createLocalJWKSet(await this.o.fetchJwks());
           this.lastFetchMs = this.o.nowMs();
+        } catch (err) {
+          this.o.onFetchError?.(err);
         } finally {
           this.fetching = null;
         }

@@ -34,6 +34,8 @@ export const requirements = {
   'SPINE-LEASES':
     'Shard leases: claimed by CAS, renewed, rebalanced when hosts join and leave, taken over when lapsed.',
   'SPINE-CONFIG-DOCS': "The README's configuration table is the one generated from the config schema.",
+  'SPINE-NO-INTERNALS':
+    'A 503 unavailable carries a stable message; what the NATS library said and the subject go to the log with the request id.',
   'CAT-REPORT-OFFLINE':
     'A report verifies offline (node:crypto alone), digest = sha256(RFC 8785); any change fails it.',
   'CAT-KEY-ROTATION': 'After a report key rotation, reports signed by the old and the new key both verify.',
