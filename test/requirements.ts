@@ -34,6 +34,10 @@ export const requirements = {
   'SPINE-LEASES':
     'Shard leases: claimed by CAS, renewed, rebalanced when hosts join and leave, taken over when lapsed.',
   'SPINE-CONFIG-DOCS': "The README's configuration table is the one generated from the config schema.",
+  'SPINE-TEXT':
+    'NUL or a lone surrogate in any string (body values and property names, query, path, Idempotency-Key, MCP arguments, sandbox registration) gets 422 validation_failed naming where, and changes nothing.',
+  'SPINE-DEPTH':
+    'A request value nested deeper than 32 levels (REST or MCP) gets 422 validation_failed before schema validation, and changes nothing.',
   'SPINE-NO-INTERNALS':
     'A 503 unavailable carries a stable message; what the NATS library said and the subject go to the log with the request id.',
   'CAT-REPORT-OFFLINE':
