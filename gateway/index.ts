@@ -6,4 +6,5 @@ export { type McpSession, McpSessions, type McpSessionsBucket, type McpSessionsO
 export { type McpTool, toolsFromTable } from './mcp/tools.ts';
 export { openApiDocument } from './openapi.ts';
 export { type CallInput, type CallResult, Pipeline, requestHash } from './pipeline.ts';
+export { compileRouter, type Route, type RouteMatch } from './router.ts';
 export { Gateway, type GatewayOptions } from './server.ts';

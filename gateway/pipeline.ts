@@ -35,6 +35,11 @@ export interface CallInput {
   ifNoneMatch?: string;
   requestId: string;
   clientAddress: string;
+  /**
+   * A part of the request the transport could not decode into text (a path parameter's percent-encoding, a
+   * header's bytes): refused with validation_failed at the validation step.
+   */
+  encodingProblem?: string | null;
 }
 
 export interface CallResult {
@@ -107,6 +112,7 @@ export class Pipeline {
     }
     // 4. Validation of path, query and body. Text and nesting first (contracts/text.ts): what the schemas and every
     // store downstream can hold, checked without recursion before any recursive validator sees the value.
+    if (input.encodingProblem) return this.refuse('validation_failed', input.encodingProblem);
     const v = this.validators.get(op.id)!;
     const paramsProblem = partProblem(input.params, 'path');
     if (paramsProblem !== null) return this.refuse('validation_failed', paramsProblem);

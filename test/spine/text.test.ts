@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { artifactContent, registerSeller } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
-import { connectMcp, type McpConnection, outcome } from '../support/mcp.ts';
+import { connectMcp, type McpConnection, openRawSession, outcome } from '../support/mcp.ts';
+import { RawConnection, rawRequest } from '../support/raw-http.ts';
 import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
 
 let sys: TestSystem;
@@ -106,6 +107,18 @@ describe('REST', () => {
         path: '/v1/trust/principal:%00',
         where: /^path\/subject contains the NUL character/,
       },
+      {
+        what: 'a path parameter that is not UTF-8',
+        method: 'GET',
+        path: '/v1/artifacts/%ED%A0%80',
+        where: /^path parameter artifact_id is not valid percent-encoded UTF-8/,
+      },
+      {
+        what: 'a malformed percent-escape in a path parameter',
+        method: 'GET',
+        path: '/v1/artifacts/%E0%A4%A',
+        where: /^path parameter artifact_id is not valid percent-encoded UTF-8/,
+      },
     ];
     for (const c of cases) {
       const r = await sys.call(c.method, c.path, {
@@ -114,6 +127,46 @@ describe('REST', () => {
       });
       assertRefused(r, c.where, c.what);
     }
+    assert.deepEqual(await snapshot(), before);
+  });
+
+  test('[SPINE-TEXT] an Idempotency-Key header that is not printable ASCII gets 422 and credits nothing', async () => {
+    const before = await snapshot();
+    // uWS hands header bytes over as Latin-1 (so a UTF-8 "é" would arrive as "Ã©"), not as the client's text.
+    for (const key of ['clé-1', 'naïve-key']) {
+      const r = await sys.call('POST', '/v1/topups', {
+        token: seller.token,
+        body: { credits: 1 },
+        headers: { 'idempotency-key': key },
+      });
+      assertRefused(r, /^the Idempotency-Key header must be printable ASCII/, key);
+    }
+    assert.deepEqual(await snapshot(), before);
+  });
+
+  test('[SPINE-TEXT] a body whose bytes are not UTF-8 gets 400 validation_failed over REST and MCP, not a guess', async () => {
+    const before = await snapshot();
+    const sessionId = await openRawSession(sys.baseUrl, seller.token);
+    const headers = {
+      authorization: `Bearer ${seller.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': sessionId,
+      'idempotency-key': 'not-utf8',
+    };
+    // The title's "é" as one Latin-1 byte: not UTF-8.
+    const body = Buffer.concat([Buffer.from('{"title":"caf'), Buffer.from([0xe9]), Buffer.from(`","content":"x"}`)]);
+    const c = await RawConnection.open(sys.baseUrl);
+    for (const path of ['/v1/artifacts', '/mcp']) {
+      c.send(rawRequest('POST', path, { headers, contentLength: body.length }));
+      c.send(body);
+      const r = await c.response();
+      assert.equal(r.status, 400, path);
+      const error = JSON.parse(r.body.toString());
+      assert.ok(isTypedError(error, 'validation_failed'), path);
+      assert.equal(error.message, 'the request body is not UTF-8 text');
+    }
+    c.destroy();
     assert.deepEqual(await snapshot(), before);
   });
 
