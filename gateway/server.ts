@@ -1,39 +1,33 @@
 // The agent API's HTTP face: routes each request of the listener (gateway/http/) to a pipeline call, the MCP
-// endpoint or a document the gateway serves itself, and words every refusal as the typed error object.
-import { randomUUID } from 'node:crypto';
-import type { NatsConnection } from '@nats-io/nats-core';
+// endpoint or a document the gateway serves itself, and words every refusal as the typed error object. The pieces
+// it runs (pipeline, MCP endpoint, bus) are built by the composition root (cli/roles.ts).
 import type { Logger } from 'pino';
 import type { HttpRequest } from 'uWebSockets.js';
 import {
   assertOperationTable,
   type Config,
-  type Names,
   type Operation,
   operations,
   schemas,
   scopes,
   transportStatus,
 } from '../contracts/index.ts';
-import { GatewayBus } from './bus.ts';
+import type { GatewayBus } from './bus.ts';
 import { errorsPage } from './docs.ts';
 import { Admission } from './http/admission.ts';
 import type { Exchange, Reply, TransportRefusal } from './http/exchange.ts';
 import { HttpListener } from './http/listener.ts';
-import { McpEndpoint } from './mcp/endpoint.ts';
-import { McpSessions, type McpSessionsBucket } from './mcp/sessions.ts';
+import type { McpEndpoint } from './mcp/endpoint.ts';
 import { openApiDocument } from './openapi.ts';
-import { type BodyInput, bearerToken, type CallInput, type CallResult, Pipeline } from './pipeline.ts';
+import { type BodyInput, bearerToken, type CallInput, type CallResult, type Pipeline } from './pipeline.ts';
 import { compileRouter } from './router.ts';
-import { TokenVerifier } from './tokens.ts';
 
 export interface GatewayOptions {
   config: Config;
-  names: Names;
-  nc: NatsConnection;
   log: Logger;
-  /** The MCP sessions bucket (`<ns>_mcp_sessions`), opened by the composition root. */
-  mcpSessions: McpSessionsBucket;
-  nowMs?: () => number;
+  pipeline: Pipeline;
+  bus: GatewayBus;
+  mcp: McpEndpoint;
 }
 
 const noBody: BodyInput = { kind: 'none' };
@@ -41,12 +35,10 @@ const noBody: BodyInput = { kind: 'none' };
 const headerKeyPattern = /^[\x20-\x7e]*$/;
 
 export class Gateway {
-  readonly pipeline: Pipeline;
-  readonly bus: GatewayBus;
-  private readonly mcp: McpEndpoint;
   private readonly admission: Admission;
   private readonly listener: HttpListener;
   private readonly match = compileRouter(operations);
+  private readonly pipeline: Pipeline;
   private readonly openapiJson: string;
   private readonly errorsHtml = errorsPage();
   private readonly offerSchemaJson = JSON.stringify(schemas.OfferDocument);
@@ -57,27 +49,9 @@ export class Gateway {
 
   constructor(private readonly o: GatewayOptions) {
     assertOperationTable(operations);
-    const { config, names, nc } = o;
+    const { config } = o;
+    this.pipeline = o.pipeline;
     this.accessLog = o.log.isLevelEnabled('debug');
-    this.bus = new GatewayBus(nc, config.requestTimeoutMs, o.log);
-    const verifier = new TokenVerifier({
-      issuer: config.baseUrl,
-      nowMs: o.nowMs ?? Date.now,
-      fetchJwks: async () => {
-        const reply = await this.bus.request(names.serviceSubject('auth'), {
-          op: 'auth.token_jwks',
-          requestId: 'jwks',
-          caller: null,
-          params: {},
-          query: {},
-          body: null,
-        });
-        if (!reply.ok) throw new Error(`the auth service refused the token key set: ${reply.error.message}`);
-        return reply.body as { keys: never[] };
-      },
-      onFetchError: (err) => o.log.warn({ err }, 'fetching the token key set failed'),
-    });
-    this.pipeline = new Pipeline({ names, baseUrl: config.baseUrl, bus: this.bus, verifier }, operations);
     this.openapiJson = JSON.stringify(openApiDocument(operations, config.baseUrl));
     // RFC 9728. The authorization server (OAuth 2.1) arrives with the OAuth issue; it will live at the base URL.
     this.protectedResourceJson = JSON.stringify({
@@ -86,21 +60,6 @@ export class Gateway {
       bearer_methods_supported: ['header'],
       scopes_supported: [...scopes],
       resource_name: 'Assay agent API',
-    });
-    const nowMs = o.nowMs ?? Date.now;
-    this.mcp = new McpEndpoint({
-      config,
-      pipeline: this.pipeline,
-      bus: this.bus,
-      ops: operations,
-      log: o.log,
-      sessions: new McpSessions(o.mcpSessions, {
-        idleMs: config.mcpSessionIdleSeconds * 1000,
-        perPrincipalMax: config.mcpSessionsPerPrincipalMax,
-        nowMs,
-        newId: randomUUID,
-        onError: (err, what) => o.log.warn({ err }, what),
-      }),
     });
     this.admission = new Admission(config.inflightMax);
     this.listener = new HttpListener({
@@ -130,7 +89,7 @@ export class Gateway {
   /** Stop accepting, let in-flight requests finish (up to the grace period), then close every connection. */
   close(graceMs = this.o.config.shutdownGraceMs): Promise<void> {
     this.closing ??= (async () => {
-      this.mcp.close();
+      this.o.mcp.close();
       this.listener.stopListening();
       await this.admission.drain(graceMs);
       this.listener.close();
@@ -155,7 +114,7 @@ export class Gateway {
     }
     const op = m.route;
     if (op.dispatch.to === 'mcp') {
-      this.mcp.handle(x, req);
+      this.o.mcp.handle(x, req);
       return;
     }
     if (op.dispatch.to === 'gateway') {
@@ -224,7 +183,7 @@ export class Gateway {
   }
 
   private servePage(x: Exchange, page: Extract<Operation['dispatch'], { to: 'gateway' }>['page']): void {
-    if (page === 'healthz') x.sendJson(200, null, { status: 'ok', nats: this.bus.isConnected() });
+    if (page === 'healthz') x.sendJson(200, null, { status: 'ok', nats: this.o.bus.isConnected() });
     else if (page === 'openapi') x.send(200, null, 'application/json', this.openapiJson);
     else if (page === 'offerSchema') x.send(200, null, 'application/schema+json', this.offerSchemaJson);
     else if (page === 'protectedResource') x.send(200, null, 'application/json', this.protectedResourceJson);

@@ -2,7 +2,8 @@
 // Verified tokens are cached until they expire (bounded), because a signature check costs ~100 µs and an agent
 // sends the same token on every call.
 import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet, jwtVerify } from 'jose';
-import type { AgentTokenClaims, Caller } from '../contracts/index.ts';
+import type { AgentTokenClaims, Caller, Names } from '../contracts/index.ts';
+import type { GatewayBus } from './bus.ts';
 
 export interface TokenVerifierOptions {
   issuer: string;
@@ -94,4 +95,20 @@ export class TokenVerifier {
     }
     await this.fetching.catch(() => {});
   }
+}
+
+/** The token key set as the auth service serves it over the bus: the `fetchJwks` of a gateway's verifier. */
+export function jwksOverBus(bus: GatewayBus, names: Names): () => Promise<JSONWebKeySet> {
+  return async () => {
+    const reply = await bus.request(names.serviceSubject('auth'), {
+      op: 'auth.token_jwks',
+      requestId: 'jwks',
+      caller: null,
+      params: {},
+      query: {},
+      body: null,
+    });
+    if (!reply.ok) throw new Error(`the auth service refused the token key set: ${reply.error.message}`);
+    return reply.body as JSONWebKeySet;
+  };
 }
