@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { jetstreamManager } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import pino, { type Logger } from 'pino';
 import {
@@ -268,14 +269,15 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
 
 /**
  * The gateway and what it runs, wired: the bus client, the token verifier (public keys from the auth service over
- * the bus), the pipeline, and the MCP endpoint with its session store. `nowMs` lets a test move the gateway's clock.
+ * the bus), the pipeline, the MCP endpoint with its session store, and the health alerts bucket. `nowMs` lets a test
+ * move the gateway's clock.
  */
 export function wireGateway(o: {
   config: Config;
   names: Names;
   nc: NatsConnection;
   log: Logger;
-  buckets: { mcpSessions: McpSessionsBucket };
+  buckets: { health: KV; mcpSessions: McpSessionsBucket };
   nowMs?: () => number;
 }): Gateway {
   const { config, names, log } = o;
@@ -296,5 +298,5 @@ export function wireGateway(o: {
     onError: (err, what) => log.warn({ err }, what),
   });
   const mcp = new McpEndpoint({ config, pipeline, bus, sessions, ops: operations, log });
-  return new Gateway({ config, log, pipeline, bus, mcp });
+  return new Gateway({ config, log, pipeline, bus, mcp, health: o.buckets.health });
 }

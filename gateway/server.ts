@@ -1,6 +1,7 @@
 // The agent API's HTTP face: routes each request of the listener (gateway/http/) to a pipeline call, the MCP
 // endpoint or a document the gateway serves itself, and words every refusal as the typed error object. The pieces
-// it runs (pipeline, MCP endpoint, bus) are built by the composition root (cli/roles.ts).
+// it runs (pipeline, MCP endpoint, bus, the health alerts bucket) are built by the composition root (cli/roles.ts).
+import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { HttpRequest } from 'uWebSockets.js';
 import {
@@ -14,6 +15,7 @@ import {
 } from '../contracts/index.ts';
 import type { GatewayBus } from './bus.ts';
 import { errorsPage } from './docs.ts';
+import { HealthAlerts } from './health.ts';
 import { Admission } from './http/admission.ts';
 import type { Exchange, Reply, TransportRefusal } from './http/exchange.ts';
 import { HttpListener } from './http/listener.ts';
@@ -28,6 +30,8 @@ export interface GatewayOptions {
   pipeline: Pipeline;
   bus: GatewayBus;
   mcp: McpEndpoint;
+  /** The `<ns>_health` bucket, watched for the alerts /healthz shows. */
+  health: KV;
 }
 
 const noBody: BodyInput = { kind: 'none' };
@@ -37,6 +41,7 @@ const headerKeyPattern = /^[\x20-\x7e]*$/;
 export class Gateway {
   private readonly admission: Admission;
   private readonly listener: HttpListener;
+  private readonly alerts: HealthAlerts;
   private readonly match = compileRouter(operations);
   private readonly pipeline: Pipeline;
   private readonly openapiJson: string;
@@ -61,6 +66,7 @@ export class Gateway {
       scopes_supported: [...scopes],
       resource_name: 'Assay agent API',
     });
+    this.alerts = new HealthAlerts(o.health, o.log);
     this.admission = new Admission(config.inflightMax);
     this.listener = new HttpListener({
       host: config.host,
@@ -83,6 +89,7 @@ export class Gateway {
   }
 
   async listen(): Promise<number> {
+    this.alerts.start();
     return this.listener.listen();
   }
 
@@ -93,6 +100,7 @@ export class Gateway {
       this.listener.stopListening();
       await this.admission.drain(graceMs);
       this.listener.close();
+      this.alerts.stop();
     })();
     return this.closing;
   }
@@ -183,8 +191,12 @@ export class Gateway {
   }
 
   private servePage(x: Exchange, page: Extract<Operation['dispatch'], { to: 'gateway' }>['page']): void {
-    if (page === 'healthz') x.sendJson(200, null, { status: 'ok', nats: this.o.bus.isConnected() });
-    else if (page === 'openapi') x.send(200, null, 'application/json', this.openapiJson);
+    if (page === 'healthz') {
+      // A liveness probe: 200 whatever the alerts say.
+      const alerts = this.alerts.list();
+      const nats = this.o.bus.isConnected();
+      x.sendJson(200, null, { status: alerts.length > 0 ? 'degraded' : 'ok', nats, alerts });
+    } else if (page === 'openapi') x.send(200, null, 'application/json', this.openapiJson);
     else if (page === 'offerSchema') x.send(200, null, 'application/schema+json', this.offerSchemaJson);
     else if (page === 'protectedResource') x.send(200, null, 'application/json', this.protectedResourceJson);
     else x.send(200, null, 'text/html; charset=utf-8', this.errorsHtml);

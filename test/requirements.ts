@@ -52,6 +52,8 @@ export const requirements = {
     'A request value nested deeper than 32 levels (REST or MCP) gets 422 validation_failed before schema validation, and changes nothing.',
   'SPINE-NO-INTERNALS':
     'A 503 unavailable carries a stable message; what the NATS library said and the subject go to the log with the request id.',
+  'SPINE-HEALTH':
+    '/healthz shows the live alerts of the health bucket: degraded while one is raised, ok again when it is deleted, always HTTP 200.',
   'CAT-REPORT-OFFLINE':
     'A report verifies offline (node:crypto alone), digest = sha256(RFC 8785); any change fails it.',
   'CAT-KEY-ROTATION': 'After a report key rotation, reports signed by the old and the new key both verify.',

@@ -32,7 +32,7 @@ before(async () => {
     names: sys.names,
     nc: sys.nc,
     log: pino({ level: 'silent' }),
-    buckets: { mcpSessions: bucket },
+    buckets: { mcpSessions: bucket, health: await kvm.open(sys.names.buckets.health) },
     nowMs: () => Date.now() + aheadMs,
   });
   await gateway.listen();
