@@ -1,7 +1,9 @@
 // The composition root's building blocks: connect to NATS and PostgreSQL (with a clear message when either is
 // unreachable), create what they need, and start the roles. `serve` starts all three in one process.
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { jetstreamManager } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import pino, { type Logger } from 'pino';
 import {
@@ -33,8 +35,18 @@ import {
   mcpSessionBucketMaxAgeMs,
   names as namesOf,
   type Names,
+  operations,
 } from '../contracts/index.ts';
-import { Gateway } from '../gateway/index.ts';
+import {
+  Gateway,
+  GatewayBus,
+  jwksOverBus,
+  McpEndpoint,
+  McpSessions,
+  type McpSessionsBucket,
+  Pipeline,
+  TokenVerifier,
+} from '../gateway/index.ts';
 import {
   connectNats,
   ensureDatabase,
@@ -239,7 +251,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
 
   let port = 0;
   if (roles.includes('gateway')) {
-    gateway = new Gateway({ config, names, nc, log, mcpSessions: buckets.mcpSessions });
+    gateway = wireGateway({ config, names, nc, log, buckets });
     port = await gateway.listen();
     const g = gateway;
     // The gateway stops first so no new work arrives while the others drain.
@@ -258,4 +270,38 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       await sql?.end({ timeout: 2 });
     },
   };
+}
+
+/**
+ * The gateway and what it runs, wired: the bus client, the token verifier (public keys from the auth service over
+ * the bus), the pipeline, the MCP endpoint with its session store, and the health alerts bucket. `nowMs` lets a test
+ * move the gateway's clock.
+ */
+export function wireGateway(o: {
+  config: Config;
+  names: Names;
+  nc: NatsConnection;
+  log: Logger;
+  buckets: { health: KV; mcpSessions: McpSessionsBucket };
+  nowMs?: () => number;
+}): Gateway {
+  const { config, names, log } = o;
+  const nowMs = o.nowMs ?? Date.now;
+  const bus = new GatewayBus(o.nc, config.requestTimeoutMs, log);
+  const verifier = new TokenVerifier({
+    issuer: config.baseUrl,
+    nowMs,
+    fetchJwks: jwksOverBus(bus, names),
+    onFetchError: (err) => log.warn({ err }, 'fetching the token key set failed'),
+  });
+  const pipeline = new Pipeline({ names, baseUrl: config.baseUrl, bus, verifier }, operations);
+  const sessions = new McpSessions(o.buckets.mcpSessions, {
+    idleMs: config.mcpSessionIdleSeconds * 1000,
+    perPrincipalMax: config.mcpSessionsPerPrincipalMax,
+    nowMs,
+    newId: randomUUID,
+    onError: (err, what) => log.warn({ err }, what),
+  });
+  const mcp = new McpEndpoint({ config, pipeline, bus, sessions, ops: operations, log });
+  return new Gateway({ config, log, pipeline, bus, mcp, health: o.buckets.health });
 }

@@ -161,6 +161,8 @@ export const transportStatus = {
   bodyTooLarge: 413,
   /** A body that is not JSON at all: 400 with code validation_failed. */
   malformedJson: 400,
+  /** A body that did not arrive within ASSAY_BODY_READ_TIMEOUT_MS: 400 with code validation_failed. */
+  bodyReadTimeout: 400,
   /**
    * An MCP request without the Mcp-Session-Id header, or with an MCP-Protocol-Version other than its session's:
    * 400 with code validation_failed, as the Streamable HTTP transport prescribes.

@@ -1,18 +1,26 @@
 // The gateway's side of the bus: NATS requests with a deadline, and a fast refusal while NATS is unreachable so
-// callers get 503 at once instead of waiting for the timeout.
+// callers get 503 at once instead of waiting for the timeout. A failure reaches the client as one of a few stable
+// texts; what the library said, and the subject, go to the log with the request id.
 import type { NatsConnection } from '@nats-io/nats-core';
+import type { Logger } from 'pino';
 import type { BusReply, BusRequest } from '../contracts/index.ts';
-import { decodeReply, errorReply } from '../contracts/index.ts';
+import { decodeReply, errorReply, natsFailure } from '../contracts/index.ts';
 
 const encoder = new TextEncoder();
 
+const unreachable = 'the message bus is unreachable; retry shortly';
+const noResponders = 'no process serves this request right now (shards may be moving); retry shortly';
+
 export class GatewayBus {
   private connected = true;
+  private readonly timedOut: string;
 
   constructor(
     readonly nc: NatsConnection,
     private readonly timeoutMs: number,
+    private readonly log: Logger,
   ) {
+    this.timedOut = `no answer within ${timeoutMs} ms; a retry with the same Idempotency-Key is safe`;
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === 'disconnect' || s.type === 'reconnecting') this.connected = false;
@@ -31,19 +39,16 @@ export class GatewayBus {
 
   /** The reply with its body's raw bytes, so they can go to the client without being parsed and re-serialised. */
   async requestWire(subject: string, req: BusRequest): Promise<{ reply: BusReply; bodyBytes: Uint8Array | null }> {
-    if (!this.isConnected()) return refused('the message bus is unreachable; retry shortly');
+    if (!this.isConnected()) return refused(unreachable);
     try {
       const msg = await this.nc.request(subject, encoder.encode(JSON.stringify(req)), { timeout: this.timeoutMs });
       return decodeReply(msg.data);
     } catch (err) {
-      const text = `${(err as Error)?.name ?? ''} ${(err as Error)?.message ?? ''}`;
-      if (/no ?responders/i.test(text)) {
-        return refused('no process serves this request right now (shards may be moving); retry shortly');
-      }
-      if (/timeout/i.test(text)) {
-        return refused(`no answer within ${this.timeoutMs} ms; a retry with the same Idempotency-Key is safe`);
-      }
-      return refused('the message bus is unreachable; retry shortly');
+      const failure = natsFailure(err);
+      this.log.warn({ err, failure, subject, requestId: req.requestId, op: req.op }, 'bus request failed');
+      if (failure === 'no_responders') return refused(noResponders);
+      if (failure === 'timeout') return refused(this.timedOut);
+      return refused(unreachable);
     }
   }
 }

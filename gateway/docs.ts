@@ -24,11 +24,14 @@ export function errorsPage(): string {
 <p>Every error on an agent route is this JSON object: <code>{ code, message, remediation, retryable, docs_url }</code>.
 Codes are stable: a code is never renamed or reused. When several refusals apply, they are checked in the order of
 this page (authentication, scope, validation, Idempotency-Key, then the operation's own rules).</p>
-<p>Three transport refusals keep the code <code>validation_failed</code> with another status: a body larger than the
-configured limit answers ${transportStatus.bodyTooLarge}, a body that is not JSON answers ${transportStatus.malformedJson}, and an MCP request
-without <code>Mcp-Session-Id</code> (or with an <code>MCP-Protocol-Version</code> other than its session's) answers
-${transportStatus.mcpSessionHeaders}.
+<p>Four transport refusals keep the code <code>validation_failed</code> with another status: a body larger than the
+configured limit answers ${transportStatus.bodyTooLarge}, a body that does not arrive within the read timeout answers
+${transportStatus.bodyReadTimeout} (both close the connection), a body that is not UTF-8 text or not JSON answers ${transportStatus.malformedJson}, and an MCP
+request without <code>Mcp-Session-Id</code> (or with an <code>MCP-Protocol-Version</code> other than its session's)
+answers ${transportStatus.mcpSessionHeaders}.
 A request to a path that exists with another method answers 404 <code>not_found</code> with an <code>Allow</code> header.
+Text anywhere in a request must be well-formed Unicode without NUL, and values may nest at most 32 levels: otherwise
+422 <code>validation_failed</code>, naming where.
 Responses with <code>retryable: true</code> may carry <code>Retry-After</code>.</p>
 ${sections}
 </body></html>

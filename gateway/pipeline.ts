@@ -13,8 +13,10 @@ import {
   type ErrorCode,
   errorBody,
   errorTable,
+  jsonValueProblem,
   type Names,
   type Operation,
+  textProblem,
 } from '../contracts/index.ts';
 import type { GatewayBus } from './bus.ts';
 import type { TokenVerifier } from './tokens.ts';
@@ -33,6 +35,11 @@ export interface CallInput {
   ifNoneMatch?: string;
   requestId: string;
   clientAddress: string;
+  /**
+   * A part of the request the transport could not decode into text (a path parameter's percent-encoding, a
+   * header's bytes): refused with validation_failed at the validation step.
+   */
+  encodingProblem?: string | null;
 }
 
 export interface CallResult {
@@ -103,9 +110,15 @@ export class Pipeline {
         return this.refuse('not_found', `${op.method} ${op.path} is not available in this version of the service`);
       }
     }
-    // 4. Validation of path, query and body.
+    // 4. Validation of path, query and body. Text and nesting first (contracts/text.ts): what the schemas and every
+    // store downstream can hold, checked without recursion before any recursive validator sees the value.
+    if (input.encodingProblem) return this.refuse('validation_failed', input.encodingProblem);
     const v = this.validators.get(op.id)!;
+    const paramsProblem = partProblem(input.params, 'path');
+    if (paramsProblem !== null) return this.refuse('validation_failed', paramsProblem);
     if (!v.params.Check(input.params)) return this.invalid('path', v.params, input.params);
+    const queryProblem = partProblem(input.query, 'query');
+    if (queryProblem !== null) return this.refuse('validation_failed', queryProblem);
     const query = Value.Convert(op.query, input.query) as Record<string, unknown>;
     if (!v.query.Check(query)) return this.invalid('query', v.query, query);
     let body: unknown = null;
@@ -119,6 +132,8 @@ export class Pipeline {
           return this.refuse('validation_failed', 'the request body is not valid JSON', 400);
         }
       }
+      const bodyProblem = jsonValueProblem(body, 'body');
+      if (bodyProblem !== null) return this.refuse('validation_failed', bodyProblem);
       if (!v.body.Check(body)) return this.invalid('body', v.body, body);
     }
     // 5. Idempotency-Key on mutating operations.
@@ -133,6 +148,8 @@ export class Pipeline {
             : `the Idempotency-Key is ${key.length} characters; at most ${idempotencyKeyLengthMax}`,
         );
       }
+      const keyProblem = textProblem(key);
+      if (keyProblem !== null) return this.refuse('validation_failed', `the Idempotency-Key ${keyProblem}`);
       idempotency = { key, requestHash: requestHash(op.id, input.params, body) };
     }
     // 6. Dispatch.
@@ -236,6 +253,12 @@ function describe(e: { keyword: string; message: string; params: Record<string, 
   }
   if (e.keyword === 'required') return `needs ${JSON.stringify(e.params.requiredProperties ?? e.params)}`;
   return e.message;
+}
+
+/** `jsonValueProblem` for a request part, skipping the walk for an empty one (most calls have no path or query). */
+function partProblem(part: Record<string, unknown>, where: string): string | null {
+  for (const _ in part) return jsonValueProblem(part, where);
+  return null;
 }
 
 /** If-None-Match: `*`, or a list of entity tags; weak comparison, as RFC 9110 prescribes for this header. */

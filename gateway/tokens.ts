@@ -2,13 +2,16 @@
 // Verified tokens are cached until they expire (bounded), because a signature check costs ~100 µs and an agent
 // sends the same token on every call.
 import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet, jwtVerify } from 'jose';
-import type { AgentTokenClaims, Caller } from '../contracts/index.ts';
+import type { AgentTokenClaims, Caller, Names } from '../contracts/index.ts';
+import type { GatewayBus } from './bus.ts';
 
 export interface TokenVerifierOptions {
   issuer: string;
   fetchJwks: () => Promise<JSONWebKeySet>;
   nowMs: () => number;
   cacheMax?: number;
+  /** Told why a fetch of the key set failed (callers only learn that keys are not available). */
+  onFetchError?: (err: unknown) => void;
 }
 
 /** A fetch of the key set at most this often when an unknown kid shows up (so junk tokens cannot hammer it). */
@@ -83,6 +86,8 @@ export class TokenVerifier {
         try {
           this.keys = createLocalJWKSet(await this.o.fetchJwks());
           this.lastFetchMs = this.o.nowMs();
+        } catch (err) {
+          this.o.onFetchError?.(err);
         } finally {
           this.fetching = null;
         }
@@ -90,4 +95,20 @@ export class TokenVerifier {
     }
     await this.fetching.catch(() => {});
   }
+}
+
+/** The token key set as the auth service serves it over the bus: the `fetchJwks` of a gateway's verifier. */
+export function jwksOverBus(bus: GatewayBus, names: Names): () => Promise<JSONWebKeySet> {
+  return async () => {
+    const reply = await bus.request(names.serviceSubject('auth'), {
+      op: 'auth.token_jwks',
+      requestId: 'jwks',
+      caller: null,
+      params: {},
+      query: {},
+      body: null,
+    });
+    if (!reply.ok) throw new Error(`the auth service refused the token key set: ${reply.error.message}`);
+    return reply.body as JSONWebKeySet;
+  };
 }

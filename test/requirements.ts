@@ -50,6 +50,26 @@ export const requirements = {
   'SPINE-LEASES':
     'Shard leases: claimed by CAS, renewed, rebalanced when hosts join and leave, taken over when lapsed.',
   'SPINE-CONFIG-DOCS': "The README's configuration table is the one generated from the config schema.",
+  'SPINE-HTTP-HEAD':
+    'HEAD on any route answers the status and headers of its GET (same checks and refusals) without content; answers without content (HEAD, 304) leave the connection serving the next request.',
+  'SPINE-HTTP-METHODS':
+    'OPTIONS, TRACE, CONNECT and other unserved methods get the typed 404 (with Allow on a known path); a method the HTTP parser does not know closes the connection at once and the server keeps serving.',
+  'SPINE-HTTP-LIMITS':
+    'The limits of the HTTP layer hold as documented: 48 header lines are served and more get no answer, without disturbing other connections.',
+  'SPINE-HTTP-ROUTER':
+    'The router matches exact and parameterised paths (trailing slash ignored), maps HEAD to GET, lists Allow for a wrong method, and percent-decodes parameters, flagging malformed ones.',
+  'SPINE-HTTP-ADMISSION':
+    'An abandoned upload gives its in-flight slot back: after more abandoned uploads than ASSAY_INFLIGHT_MAX normal calls succeed, and a graceful stop is not held up by them.',
+  'SPINE-HTTP-BODY-TIMEOUT':
+    'A body that does not arrive within ASSAY_BODY_READ_TIMEOUT_MS gets 400 validation_failed at about that time, the connection is closed, nothing changes, and its slot comes back.',
+  'SPINE-TEXT':
+    'NUL or a lone surrogate in any string (body values and property names, query, path, Idempotency-Key, MCP arguments, sandbox registration) gets 422 validation_failed naming where, and changes nothing.',
+  'SPINE-DEPTH':
+    'A request value nested deeper than 32 levels (REST or MCP) gets 422 validation_failed before schema validation, and changes nothing.',
+  'SPINE-NO-INTERNALS':
+    'A 503 unavailable carries a stable message; what the NATS library said and the subject go to the log with the request id.',
+  'SPINE-HEALTH':
+    '/healthz shows the live alerts of the health bucket: degraded while one is raised, ok again when it is deleted, always HTTP 200.',
   'CAT-REPORT-OFFLINE':
     'A report verifies offline (node:crypto alone), digest = sha256(RFC 8785); any change fails it.',
   'CAT-KEY-ROTATION': 'After a report key rotation, reports signed by the old and the new key both verify.',

@@ -17,11 +17,12 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Logger } from 'pino';
-import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { HttpRequest } from 'uWebSockets.js';
 import { type Caller, type Config, type ErrorCode, type Operation, transportStatus } from '../../contracts/index.ts';
 import type { GatewayBus } from '../bus.ts';
+import type { Exchange } from '../http/exchange.ts';
+import { writeResponse } from '../http/web-response.ts';
 import { bearerToken, type CallResult, type Pipeline } from '../pipeline.ts';
-import { readBody, UwsExchange, writeJson, writeResponse } from '../web-adapter.ts';
 import { checkPost, type JsonRpcRefusal, PostExchange } from './exchange.ts';
 import type { McpSession, McpSessions } from './sessions.ts';
 import { EventStreams, type OpenStream } from './streams.ts';
@@ -35,18 +36,14 @@ export interface McpEndpointDeps {
   sessions: McpSessions;
   ops: readonly Operation[];
   log: Logger;
-  /** The gateway's in-flight limit and drain state: false means refuse with 503 now. */
-  admission: { enter(): boolean; leave(): void };
 }
 
 /** The request headers the endpoint reads, copied before the first await as uWS requires. */
 interface McpRequestHead {
-  method: string;
   /** Absolute URL, for the web Request of the event stream. */
   url: string;
   origin: string;
   authorization: string;
-  contentLength: string;
   contentType: string;
   accept: string;
   sessionId: string;
@@ -58,6 +55,8 @@ interface RequestContext {
   token: string | undefined;
   requestId: string;
 }
+
+type Body = Promise<string | null>;
 
 const serverInfo = { name: 'assay', title: 'Assay agent API', version: '1.0.0' };
 const instructions =
@@ -95,40 +94,28 @@ export class McpEndpoint {
     this.streamCheck = setInterval(() => void this.checkStreams(), streamCheckEveryMs).unref();
   }
 
-  /** Entry from the uWS route callback: everything before the first await happens here. */
-  handle(res: HttpResponse, req: HttpRequest, requestId: string): void {
-    const x = new UwsExchange(res);
+  /**
+   * Entry from the listener's route callback: everything before the first await happens here. The Exchange holds
+   * the in-flight slot, the body limits and HEAD (the head of the GET answer, after the same checks).
+   */
+  handle(x: Exchange, req: HttpRequest): void {
     const head = readHead(req, this.d.config.baseUrl);
     // DNS rebinding: a browser page must not reach this endpoint from a foreign origin. Clients that send no
     // Origin (non-browser agents) are let through; they still need a bearer token.
     if (head.origin !== '' && !this.allowedOrigins.has(head.origin)) {
-      this.refuse(x, requestId, 'forbidden', `requests from the web origin ${shown(head.origin)} are not allowed here`);
+      this.refuse(x, 'forbidden', `requests from the web origin ${shown(head.origin)} are not allowed here`);
       return;
     }
-    const limit = this.d.config.bodyBytesMax;
-    if (Number(head.contentLength || 0) > limit) {
-      this.refuse(x, requestId, 'validation_failed', tooLarge(limit), transportStatus.bodyTooLarge, {}, true);
-      return;
-    }
-    if (!this.d.admission.enter()) {
-      this.refuse(x, requestId, 'unavailable', 'this gateway is at capacity or shutting down; retry', undefined, {
-        'retry-after': '1',
-      });
-      return;
-    }
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      this.d.admission.leave();
-    };
-    const body = head.method === 'POST' ? readBody(x, limit) : null;
-    this.serve(x, head, body, requestId, release)
+    if (!x.admit()) return;
+    const body: Body | null = x.method === 'POST' ? new Promise((resolve) => x.readText(req, resolve)) : null;
+    this.serve(x, head, body)
       .catch((err: unknown) => {
-        this.d.log.error({ err, requestId }, 'MCP request failed');
-        this.refuse(x, requestId, 'unavailable', 'the gateway failed to process the request');
+        this.d.log.error({ err, requestId: x.requestId }, 'MCP request failed');
       })
-      .finally(release);
+      // Always an answer, and so the in-flight slot back (a written answer makes this a no-op).
+      .finally(() => {
+        if (!x.closed) this.refuse(x, 'unavailable', 'the gateway failed to process the request');
+      });
   }
 
   /** End every event stream and stop checking them: the gateway is shutting down. */
@@ -137,72 +124,50 @@ export class McpEndpoint {
     this.streams.endAll();
   }
 
-  private async serve(
-    x: UwsExchange,
-    head: McpRequestHead,
-    body: Promise<Buffer | 'too_large' | 'aborted'> | null,
-    requestId: string,
-    release: () => void,
-  ): Promise<void> {
+  private async serve(x: Exchange, head: McpRequestHead, body: Body | null): Promise<void> {
     const token = bearerToken(head.authorization);
     const auth = await this.d.pipeline.authenticate(token);
-    if (!auth.ok) return this.writeResult(x, requestId, auth.refusal);
+    if (!auth.ok) return this.writeResult(x, auth.refusal);
     const caller = auth.caller;
     if (this.toolScopes.length > 0 && !caller.scopes.some((s) => this.toolScopes.includes(s))) {
       const needed = this.toolScopes.join(' ');
       return this.refuse(
         x,
-        requestId,
         'forbidden',
         `this token has none of the scopes the tools need (${needed})`,
         undefined,
         this.d.pipeline.challenge('insufficient_scope', needed),
       );
     }
-    const ctx: RequestContext = { token, requestId };
-    if (head.method === 'POST') return this.post(x, head, await body!, caller, ctx);
-    if (head.method === 'GET') return this.openStream(x, head, caller, ctx, release);
-    return this.endSession(x, head, caller, requestId);
+    const ctx: RequestContext = { token, requestId: x.requestId };
+    if (body) {
+      // Null: refused by the I/O layer (413; 400 for a body too slow or not UTF-8) or the client went away.
+      const raw = await body;
+      return raw === null ? undefined : this.post(x, head, raw, caller, ctx);
+    }
+    if (x.method === 'GET' || x.head) return this.openStream(x, head, caller, ctx);
+    return this.endSession(x, head, caller);
   }
 
   private async post(
-    x: UwsExchange,
+    x: Exchange,
     head: McpRequestHead,
-    raw: Buffer | 'too_large' | 'aborted',
+    raw: string,
     caller: Caller,
     ctx: RequestContext,
   ): Promise<void> {
-    if (raw === 'aborted') return;
-    const limit = this.d.config.bodyBytesMax;
-    if (raw === 'too_large') {
-      return this.refuse(
-        x,
-        ctx.requestId,
-        'validation_failed',
-        tooLarge(limit),
-        transportStatus.bodyTooLarge,
-        {},
-        true,
-      );
-    }
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      body = JSON.parse(raw);
     } catch {
-      return this.refuse(
-        x,
-        ctx.requestId,
-        'validation_failed',
-        'the request body is not valid JSON',
-        transportStatus.malformedJson,
-      );
+      return this.refuse(x, 'validation_failed', 'the request body is not valid JSON', transportStatus.malformedJson);
     }
     const checked = checkPost(head.accept, head.contentType, body);
-    if (!checked.ok) return this.refuseJsonRpc(x, ctx.requestId, checked.refusal);
+    if (!checked.ok) return this.refuseJsonRpc(x, checked.refusal);
     // initialize opens a session (checkPost allows it only alone); everything else needs one.
     const initializing = checked.messages.some((m) => 'method' in m && m.method === 'initialize');
     if (!initializing) {
-      const session = await this.session(x, head, caller, ctx.requestId);
+      const session = await this.session(x, head, caller);
       if (!session) return;
       void this.d.sessions.touch(session);
     }
@@ -213,7 +178,7 @@ export class McpEndpoint {
     await server.connect(exchange);
     exchange.deliver();
     if (!exchange.hasRequests) {
-      writeJson(x, 202, { 'x-request-id': ctx.requestId }, undefined);
+      x.send(202, null, null, '');
       return;
     }
     // The Server answers every request (a handler that throws becomes a JSON-RPC error) and the pipeline under
@@ -222,42 +187,38 @@ export class McpEndpoint {
     // requests, of which there are none).
     const answers = await this.withinDeadline(exchange.answered);
     if (answers === null) {
-      return this.refuse(x, ctx.requestId, 'unavailable', 'the request was not answered in time; retry', undefined, {
+      return this.refuse(x, 'unavailable', 'the request was not answered in time; retry', undefined, {
         'retry-after': '1',
       });
     }
     // A batch is answered with an array (JSON-RPC 2.0), a single request with one object.
     const answer = Array.isArray(body) ? answers : answers[0]!;
-    if (!initializing) return this.answer(x, ctx.requestId, answer);
+    if (!initializing) return this.answer(x, answer);
     const version = negotiatedVersion(answers[0]!);
     // A JSON-RPC error (bad initialize params) opens nothing.
-    if (version === null) return this.answer(x, ctx.requestId, answer);
-    const opened = await this.storeCall(x, ctx.requestId, () => this.d.sessions.open(caller, version));
+    if (version === null) return this.answer(x, answer);
+    const opened = await this.storeCall(x, () => this.d.sessions.open(caller, version));
     if (opened === undefined) return;
     if (opened === 'limit') {
       return this.refuse(
         x,
-        ctx.requestId,
         'rate_limited',
         `this principal holds ${this.d.config.mcpSessionsPerPrincipalMax} MCP sessions, the most allowed; end one with DELETE /mcp or let one expire`,
         undefined,
         { 'retry-after': String(Math.min(60, this.d.config.mcpSessionIdleSeconds)) },
       );
     }
-    this.answer(x, ctx.requestId, answer, { 'mcp-session-id': opened.id });
+    this.answer(x, answer, { 'mcp-session-id': opened.id });
   }
 
-  /** GET: the server-to-client event stream of a session. Assay sends no server-initiated messages yet. */
-  private async openStream(
-    x: UwsExchange,
-    head: McpRequestHead,
-    caller: Caller,
-    ctx: RequestContext,
-    release: () => void,
-  ): Promise<void> {
-    const session = await this.session(x, head, caller, ctx.requestId);
+  /**
+   * GET: the server-to-client event stream of a session. Assay sends no server-initiated messages yet. HEAD: the
+   * same checks and the head of the same answer, without opening a stream.
+   */
+  private async openStream(x: Exchange, head: McpRequestHead, caller: Caller, ctx: RequestContext): Promise<void> {
+    const session = await this.session(x, head, caller);
     if (!session) return;
-    void this.d.sessions.touch(session);
+    if (!x.head) void this.d.sessions.touch(session);
     let endStream: (() => void) | null = null;
     let endRequested = false;
     const entry: OpenStream = {
@@ -268,19 +229,17 @@ export class McpEndpoint {
         endStream?.();
       },
     };
-    if (!this.streams.add(entry)) {
+    if (!(x.head ? this.streams.hasRoom(entry) : this.streams.add(entry))) {
       return this.refuse(
         x,
-        ctx.requestId,
         'unavailable',
         `this gateway holds ${this.d.config.mcpSseStreamsMax} event streams, the most it may; retry (perhaps through another gateway)`,
         undefined,
         { 'retry-after': '5' },
       );
     }
-    // A stream lasts as long as the client keeps it: it must not hold the in-flight count a graceful stop waits on.
-    release();
-    // The SDK's web-standard transport, stateless (the session was checked above), makes the stream: its headers,
+    // The Exchange gives the in-flight slot back when the stream starts: a stream lasts as long as the client keeps
+    // it, and must not hold the count a graceful stop waits on. The SDK's web-standard transport, stateless (the session was checked above), makes the stream: its headers,
     // keep-alive comments, and the 406 for a client that does not accept text/event-stream.
     const server = this.newServer(ctx);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
@@ -290,7 +249,6 @@ export class McpEndpoint {
       if (head.protocolVersion) headers['mcp-protocol-version'] = head.protocolVersion;
       const response = await transport.handleRequest(new Request(head.url, { method: 'GET', headers }));
       await writeResponse(x, response, {
-        headers: { 'x-request-id': ctx.requestId },
         onStream: (end) => {
           endStream = end;
           if (endRequested) end();
@@ -303,37 +261,30 @@ export class McpEndpoint {
   }
 
   /** DELETE: end the session everywhere (KV), and its event stream on this process at once. */
-  private async endSession(x: UwsExchange, head: McpRequestHead, caller: Caller, requestId: string): Promise<void> {
-    const session = await this.session(x, head, caller, requestId);
+  private async endSession(x: Exchange, head: McpRequestHead, caller: Caller): Promise<void> {
+    const session = await this.session(x, head, caller);
     if (!session) return;
-    if ((await this.storeCall(x, requestId, () => this.d.sessions.end(session).then(() => true))) === undefined) return;
+    if ((await this.storeCall(x, () => this.d.sessions.end(session).then(() => true))) === undefined) return;
     this.streams.endSession(session.principalId, session.id);
-    writeJson(x, 200, { 'x-request-id': requestId }, undefined);
+    x.send(200, null, null, '');
   }
 
   /** The request's live session, or null after answering the refusal (400 or 404; 503 if the store is unreachable). */
-  private async session(
-    x: UwsExchange,
-    head: McpRequestHead,
-    caller: Caller,
-    requestId: string,
-  ): Promise<McpSession | null> {
+  private async session(x: Exchange, head: McpRequestHead, caller: Caller): Promise<McpSession | null> {
     if (!head.sessionId) {
       this.refuse(
         x,
-        requestId,
         'validation_failed',
         'this request needs the Mcp-Session-Id header that initialize returned',
         transportStatus.mcpSessionHeaders,
       );
       return null;
     }
-    const session = await this.storeCall(x, requestId, () => this.d.sessions.find(caller.principalId, head.sessionId));
+    const session = await this.storeCall(x, () => this.d.sessions.find(caller.principalId, head.sessionId));
     if (session === undefined) return null;
     if (!session) {
       this.refuse(
         x,
-        requestId,
         'not_found',
         `MCP session ${shown(head.sessionId)} is not open for this principal (ended, expired or unknown); send initialize to start a new one`,
       );
@@ -344,7 +295,6 @@ export class McpEndpoint {
     if (head.protocolVersion && head.protocolVersion !== session.protocolVersion) {
       this.refuse(
         x,
-        requestId,
         'validation_failed',
         `MCP-Protocol-Version ${shown(head.protocolVersion)} is not the version this session negotiated (${session.protocolVersion})`,
         transportStatus.mcpSessionHeaders,
@@ -358,16 +308,16 @@ export class McpEndpoint {
    * A call to the session store, or undefined after answering 503: NATS unreachable (known at once from the bus's
    * connection state, instead of after a request timeout) or the call failed.
    */
-  private async storeCall<T>(x: UwsExchange, requestId: string, call: () => Promise<T>): Promise<T | undefined> {
+  private async storeCall<T>(x: Exchange, call: () => Promise<T>): Promise<T | undefined> {
     const unavailable = (message: string) => {
-      this.refuse(x, requestId, 'unavailable', message, undefined, { 'retry-after': '1' });
+      this.refuse(x, 'unavailable', message, undefined, { 'retry-after': '1' });
       return undefined;
     };
     if (!this.d.bus.isConnected()) return unavailable('the session store is unreachable; retry shortly');
     try {
       return await call();
     } catch (err) {
-      this.d.log.warn({ err, requestId }, 'MCP session store call failed');
+      this.d.log.warn({ err, requestId: x.requestId }, 'MCP session store call failed');
       return unavailable('the session store did not answer; retry shortly');
     }
   }
@@ -435,53 +385,43 @@ export class McpEndpoint {
   }
 
   private answer(
-    x: UwsExchange,
-    requestId: string,
+    x: Exchange,
     answer: JSONRPCMessage | JSONRPCMessage[],
-    headers: Record<string, string> = {},
+    headers: Record<string, string> | null = null,
   ): void {
-    writeJson(x, 200, { 'x-request-id': requestId, ...headers }, answer);
+    x.sendJson(200, headers, answer);
   }
 
   /** The one exit for HTTP-level refusals of this endpoint: the typed error object. */
   private refuse(
-    x: UwsExchange,
-    requestId: string,
+    x: Exchange,
     code: ErrorCode,
     message: string,
     status?: number,
     headers: Record<string, string> = {},
-    closeConnection = false,
   ): void {
-    this.writeResult(x, requestId, this.d.pipeline.refuse(code, message, status, headers), closeConnection);
+    this.writeResult(x, this.d.pipeline.refuse(code, message, status, headers));
   }
 
   /**
    * Refusals of the Streamable HTTP negotiation and of malformed JSON-RPC keep the transport's own form (a JSON-RPC
    * error with id null), as the SDK's transport answers them: they are protocol errors, not Assay refusals.
    */
-  private refuseJsonRpc(x: UwsExchange, requestId: string, r: JsonRpcRefusal): void {
-    writeJson(
-      x,
-      r.status,
-      { 'x-request-id': requestId },
-      { jsonrpc: '2.0', error: { code: r.code, message: r.message }, id: null },
-    );
+  private refuseJsonRpc(x: Exchange, r: JsonRpcRefusal): void {
+    x.sendJson(r.status, null, { jsonrpc: '2.0', error: { code: r.code, message: r.message }, id: null });
   }
 
-  private writeResult(x: UwsExchange, requestId: string, r: CallResult, closeConnection = false): void {
-    writeJson(x, r.status, { 'x-request-id': requestId, ...r.headers }, r.body, closeConnection);
+  private writeResult(x: Exchange, r: CallResult): void {
+    x.sendJson(r.status, r.headers, r.body);
   }
 }
 
 function readHead(req: HttpRequest, baseUrl: string): McpRequestHead {
   const query = req.getQuery();
   return {
-    method: req.getMethod().toUpperCase(),
     url: `${baseUrl}${req.getUrl()}${query ? `?${query}` : ''}`,
     origin: req.getHeader('origin'),
     authorization: req.getHeader('authorization'),
-    contentLength: req.getHeader('content-length'),
     contentType: req.getHeader('content-type'),
     accept: req.getHeader('accept'),
     sessionId: req.getHeader('mcp-session-id'),
@@ -493,10 +433,6 @@ function readHead(req: HttpRequest, baseUrl: string): McpRequestHead {
 function negotiatedVersion(answer: JSONRPCMessage): string | null {
   const version = (answer as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
   return typeof version === 'string' ? version : null;
-}
-
-function tooLarge(limit: number): string {
-  return `the request body is larger than ${limit} bytes`;
 }
 
 /** A client-supplied value quoted in a message, cut short so a huge header cannot bloat the answer. */

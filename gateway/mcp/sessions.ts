@@ -2,7 +2,7 @@
 // session is looked up with the principal of the request's token, so another principal's token cannot find it
 // (binding by construction). Idle expiry is a timestamp check here; the bucket's max age discards what is left.
 import type { KV } from '@nats-io/kv';
-import { mcpSessionTouchEveryMs } from '../../contracts/index.ts';
+import { mcpSessionTouchEveryMs, natsFailure } from '../../contracts/index.ts';
 
 export interface McpSession {
   id: string;
@@ -110,7 +110,7 @@ export class McpSessions {
     await this.kv
       .update(key(session.principalId, session.id), encode(touched), session.revision)
       .catch((err: unknown) => {
-        if (!isWrongLastSequence(err)) this.o.onError(err, 'touching an MCP session');
+        if (natsFailure(err) !== 'wrong_last_sequence') this.o.onError(err, 'touching an MCP session');
       });
   }
 
@@ -153,9 +153,4 @@ function encode(s: McpSession): string {
     last_seen_ms: s.lastSeenMs,
   };
   return JSON.stringify(stored);
-}
-
-function isWrongLastSequence(err: unknown): boolean {
-  const e = err as { code?: number; api_error?: { err_code?: number }; message?: string };
-  return e?.code === 10071 || e?.api_error?.err_code === 10071 || /wrong last sequence/i.test(String(e?.message));
 }

@@ -26,6 +26,11 @@ export class EventStreams {
     return true;
   }
 
+  /** Whether `add` would take this stream now (for HEAD, which answers as GET would without opening one). */
+  hasRoom(stream: OpenStream): boolean {
+    return this.open.size < this.max || this.open.has(streamKey(stream.principalId, stream.sessionId));
+  }
+
   /** Forget a stream that ended (only if it is still the registered one for its session). */
   remove(stream: OpenStream): void {
     const k = streamKey(stream.principalId, stream.sessionId);

@@ -7,7 +7,8 @@ import { type KV, Kvm } from '@nats-io/kv';
 import { nanos } from '@nats-io/nats-core';
 import pino from 'pino';
 import { mcpSessionBucketMaxAgeMs } from '../../contracts/index.ts';
-import { Gateway, McpSessions, type McpSessionsBucket } from '../../gateway/index.ts';
+import { wireGateway } from '../../cli/roles.ts';
+import { type Gateway, McpSessions, type McpSessionsBucket } from '../../gateway/index.ts';
 import { isTypedError } from '../support/http.ts';
 import { openRawSession, rawToolCall } from '../support/mcp.ts';
 import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
@@ -26,12 +27,12 @@ before(async () => {
   const kvm = new Kvm(sys.nc);
   kv = await kvm.open(sys.names.buckets.mcpSessions, { allow_direct: true });
   bucket = { anyReplica: kv, leader: await kvm.open(sys.names.buckets.mcpSessions, { allow_direct: false }) };
-  gateway = new Gateway({
+  gateway = wireGateway({
     config: sys.config,
     names: sys.names,
     nc: sys.nc,
     log: pino({ level: 'silent' }),
-    mcpSessions: bucket,
+    buckets: { mcpSessions: bucket, health: await kvm.open(sys.names.buckets.health) },
     nowMs: () => Date.now() + aheadMs,
   });
   await gateway.listen();

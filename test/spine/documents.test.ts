@@ -120,5 +120,5 @@ test('[SPINE-ERROR-REGISTRY] 15 codes; the errors page anchors each; the OpenAPI
 test('[SPINE-TYPED-ERRORS] /healthz answers without authentication', async () => {
   const r = await sys.call('GET', '/healthz');
   assert.equal(r.status, 200);
-  assert.deepEqual(r.body, { status: 'ok', nats: true });
+  assert.deepEqual(r.body, { status: 'ok', nats: true, alerts: [] });
 });

@@ -196,6 +196,6 @@ describe('transport refusals', () => {
     const wrong = await sys.call('DELETE', '/v1/balance', { token: agent.token });
     assert.equal(wrong.status, 404);
     assert.ok(isTypedError(wrong.body, 'not_found'));
-    assert.equal(wrong.headers.get('allow'), 'GET');
+    assert.equal(wrong.headers.get('allow'), 'GET, HEAD');
   });
 });

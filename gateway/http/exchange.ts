@@ -1,0 +1,321 @@
+// One HTTP request and its response on uWebSockets.js: the only code that touches an HttpResponse. The uWS rules
+// live here: read the request synchronously, attach onAborted before anything is answered later, write inside cork,
+// never touch a response after it ended or aborted. So do the HTTP rules every route shares: the in-flight slot
+// (released exactly once, when the response ends or the client goes away), the body size limit and read timeout,
+// the status line, the request id, and HEAD (the head of the GET answer, without its content).
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { Admission } from './admission.ts';
+import type { BodyDeadlines, BodyRead } from './body-deadlines.ts';
+
+/** Why the layer refused a request before its route could answer; each listener words these its own way. */
+export type TransportRefusal =
+  | { kind: 'at_capacity' }
+  | { kind: 'body_too_large'; bytesMax: number }
+  | { kind: 'body_timeout'; timeoutMs: number }
+  /** A body read as text whose bytes are not UTF-8. */
+  | { kind: 'body_not_utf8' };
+
+/** A complete response. */
+export interface Reply {
+  status: number;
+  headers: Record<string, string> | null;
+  contentType: string | null;
+  body: string | Uint8Array;
+}
+
+/** What the exchanges of one listener share. */
+export interface ListenerContext {
+  readonly bodyBytesMax: number;
+  readonly admission: Admission;
+  readonly deadlines: BodyDeadlines;
+  readonly refusal: (r: TransportRefusal) => Reply;
+}
+
+const statusLines: string[] = [];
+for (const [code, text] of Object.entries(STATUS_CODES)) statusLines[Number(code)] = `${code} ${text}`;
+
+/** `200 OK`, `413 Payload Too Large`, ...: the status line uWS writes. */
+export function statusLine(status: number): string {
+  return statusLines[status] ?? `${status} Unknown`;
+}
+
+/** uWS hands methods over in lower case; the methods routes know, without a string copy per request. */
+const upperMethods: Record<string, string> = {
+  get: 'GET',
+  head: 'HEAD',
+  post: 'POST',
+  put: 'PUT',
+  patch: 'PATCH',
+  delete: 'DELETE',
+  options: 'OPTIONS',
+  trace: 'TRACE',
+  connect: 'CONNECT',
+};
+
+const requestIdPattern = /^[A-Za-z0-9._-]{1,100}$/;
+/** Refuses bytes that are not UTF-8 (rather than replacing them), and keeps a byte order mark as sent. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+export class Exchange implements BodyRead {
+  /** The request method in upper case, as sent (HEAD stays HEAD; routes map it to GET). */
+  readonly method: string;
+  /** A HEAD request: every answer is written without its content. */
+  readonly head: boolean;
+  /** The client's X-Request-Id when it is a sane token, else a new UUID; echoed on every answer. */
+  readonly requestId: string;
+  /** True once the response ended or the client went away: the HttpResponse must not be touched again. */
+  closed = false;
+  readStartTick = 0;
+  private holdsSlot = false;
+  private watching = false;
+  private onAbort: (() => void)[] | null = null;
+  private drainWaiter: (() => void) | null = null;
+  private onBody: ((body: Buffer | string | null) => void) | null = null;
+  private bodyAsText = false;
+  private bodyChunks: Buffer[] | null = null;
+  private bodyBytes = 0;
+
+  constructor(
+    readonly res: HttpResponse,
+    req: HttpRequest,
+    private readonly ctx: ListenerContext,
+  ) {
+    const method = req.getMethod();
+    this.method = upperMethods[method] ?? method.toUpperCase();
+    this.head = this.method === 'HEAD';
+    const id = req.getHeader('x-request-id');
+    this.requestId = requestIdPattern.test(id) ? id : randomUUID();
+  }
+
+  /**
+   * Take an in-flight slot for a response that will be written later. False after answering the refusal (every
+   * slot taken, or the process is stopping).
+   */
+  admit(): boolean {
+    if (!this.ctx.admission.enter()) {
+      this.refuse({ kind: 'at_capacity' });
+      return false;
+    }
+    this.holdsSlot = true;
+    this.watch();
+    return true;
+  }
+
+  /** Give the slot back before the response ends: a stream lasts as long as its client wants. */
+  releaseSlot(): void {
+    if (!this.holdsSlot) return;
+    this.holdsSlot = false;
+    this.ctx.admission.leave();
+  }
+
+  /** Run `f` once if the client goes away before the response ends. */
+  whenAborted(f: () => void): void {
+    this.watch();
+    if (this.closed) f();
+    else if (this.onAbort) this.onAbort.push(f);
+    else this.onAbort = [f];
+  }
+
+  /**
+   * Read the request body as bytes; `done` gets them, or null when the body was refused (413 for more than the
+   * limit, 400 when it does not arrive within the read timeout: both close the connection) or the client went away.
+   * Must be called from the route callback, before any await (uWS delivers the body only to a handler attached there).
+   */
+  readBody(req: HttpRequest, done: (body: Buffer | null) => void): void {
+    this.startBody(req, false, done as (body: Buffer | string | null) => void);
+  }
+
+  /** `readBody`, decoded as UTF-8; bytes that are not UTF-8 are refused (400, the connection stays open). */
+  readText(req: HttpRequest, done: (text: string | null) => void): void {
+    this.startBody(req, true, done as (body: Buffer | string | null) => void);
+  }
+
+  /** The body timed out (called by the listener's deadline sweep). */
+  readTimedOut(): void {
+    this.refuse({ kind: 'body_timeout', timeoutMs: this.ctx.deadlines.timeoutMs });
+  }
+
+  /** Answer one of the layer's own refusals, worded by the listener. */
+  refuse(r: TransportRefusal): void {
+    const reply = this.ctx.refusal(r);
+    // After a body cut short the rest of it would have to be read first: close instead.
+    const close = r.kind === 'body_too_large' || r.kind === 'body_timeout';
+    this.send(reply.status, reply.headers, reply.contentType, reply.body, close);
+  }
+
+  /**
+   * Write the whole response once; later calls do nothing. `body` null means "no content" for a status that has
+   * none (204, 304) and, for HEAD, "length not known" (the GET would stream). A HEAD request gets the head alone,
+   * with the Content-Length of `body`.
+   *
+   * uWS 20.30's endWithoutBody only finishes a response when called with no argument at all: with a length (or
+   * `undefined`, read as 2^63) it writes that Content-Length and waits for that many bytes, and the next request on
+   * the connection closes it. So answers without content carry their length as a header, and never close the
+   * connection (none has a request body left to skip).
+   */
+  send(
+    status: number,
+    headers: Record<string, string> | null,
+    contentType: string | null,
+    body: string | Uint8Array | null,
+    closeConnection = false,
+  ): void {
+    if (this.closed) return;
+    this.finish();
+    const res = this.res;
+    res.cork(() => {
+      this.writeHead(status, headers, contentType);
+      if (status === 204 || status === 304) res.endWithoutBody();
+      else if (this.head) {
+        if (body !== null) res.writeHeader('content-length', String(byteLength(body)));
+        res.endWithoutBody();
+      } else res.end(body ?? '', closeConnection);
+    });
+  }
+
+  /** `send` with a JSON value. */
+  sendJson(status: number, headers: Record<string, string> | null, value: unknown, closeConnection = false): void {
+    this.send(status, headers, 'application/json', JSON.stringify(value), closeConnection);
+  }
+
+  /** Start a streamed (chunked) response with its first chunk. The slot is given back: a stream is not in flight. */
+  startStream(status: number, headers: Record<string, string> | null, first: string): void {
+    if (this.closed) return;
+    this.releaseSlot();
+    this.res.cork(() => {
+      this.writeHead(status, headers, null);
+      this.res.write(first);
+    });
+  }
+
+  /** One chunk of a started stream; false when uWS buffers it (wait for `drained` before the next). */
+  write(chunk: string | Uint8Array): boolean {
+    if (this.closed) return true;
+    let written = true;
+    this.res.cork(() => {
+      written = this.res.write(chunk);
+    });
+    return written;
+  }
+
+  /** End a started stream. */
+  endStream(): void {
+    if (this.closed) return;
+    this.finish();
+    this.res.cork(() => this.res.end());
+  }
+
+  /** Resolves when uWS can take more bytes for this response, or the client went away. */
+  drained(): Promise<void> {
+    return new Promise((resolve) => {
+      this.drainWaiter = () => {
+        this.drainWaiter = null;
+        resolve();
+      };
+      this.res.onWritable(() => {
+        this.drainWaiter?.();
+        return true;
+      });
+    });
+  }
+
+  private writeHead(status: number, headers: Record<string, string> | null, contentType: string | null): void {
+    const res = this.res;
+    res.writeStatus(statusLine(status));
+    if (contentType !== null) res.writeHeader('content-type', contentType);
+    res.writeHeader('x-request-id', this.requestId);
+    if (headers !== null) for (const name in headers) res.writeHeader(name, headers[name]!);
+  }
+
+  private watch(): void {
+    if (this.watching || this.closed) return;
+    this.watching = true;
+    this.res.onAborted(() => this.aborted());
+  }
+
+  private startBody(req: HttpRequest, asText: boolean, done: (body: Buffer | string | null) => void): void {
+    if (this.closed) {
+      done(null);
+      return;
+    }
+    this.watch();
+    const bytesMax = this.ctx.bodyBytesMax;
+    const declared = req.getHeader('content-length');
+    if (declared !== '' && Number(declared) > bytesMax) {
+      this.refuse({ kind: 'body_too_large', bytesMax });
+      done(null);
+      return;
+    }
+    this.onBody = done;
+    this.bodyAsText = asText;
+    this.ctx.deadlines.start(this);
+    this.res.onData((chunk, isLast) => this.chunk(chunk, isLast));
+  }
+
+  private chunk(chunk: ArrayBuffer, isLast: boolean): void {
+    if (this.onBody === null) return;
+    this.bodyBytes += chunk.byteLength;
+    if (this.bodyBytes > this.ctx.bodyBytesMax) {
+      this.refuse({ kind: 'body_too_large', bytesMax: this.ctx.bodyBytesMax });
+      return;
+    }
+    // uWS reuses the chunk's memory after this callback returns: decode or copy it now. A body in one chunk (the
+    // common case) is decoded straight from uWS's memory.
+    if (isLast && this.bodyChunks === null) {
+      if (this.bodyAsText) this.endText(chunk);
+      else this.endBody(Buffer.from(chunk.slice(0)));
+      return;
+    }
+    const chunks = this.bodyChunks ?? [];
+    this.bodyChunks = chunks;
+    chunks.push(Buffer.from(chunk.slice(0)));
+    if (isLast) {
+      const bytes = Buffer.concat(chunks);
+      if (this.bodyAsText) this.endText(bytes);
+      else this.endBody(bytes);
+    }
+  }
+
+  private endText(bytes: ArrayBuffer | Uint8Array): void {
+    let text: string;
+    try {
+      text = utf8.decode(bytes);
+    } catch {
+      this.refuse({ kind: 'body_not_utf8' });
+      return;
+    }
+    this.endBody(text);
+  }
+
+  /** Hand the body (or null) to the reader, once. */
+  private endBody(body: Buffer | string | null): void {
+    const done = this.onBody;
+    if (done === null) return;
+    this.onBody = null;
+    this.bodyChunks = null;
+    this.ctx.deadlines.stop(this);
+    done(body);
+  }
+
+  /** The response is ending: give the slot back and stop reading. */
+  private finish(): void {
+    this.closed = true;
+    this.releaseSlot();
+    this.endBody(null);
+  }
+
+  private aborted(): void {
+    if (this.closed) return;
+    this.finish();
+    this.drainWaiter?.();
+    const handlers = this.onAbort;
+    this.onAbort = null;
+    if (handlers) for (const f of handlers) f();
+  }
+}
+
+function byteLength(body: string | Uint8Array): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+}

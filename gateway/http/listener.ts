@@ -1,0 +1,76 @@
+// One uWebSockets.js listening port and the I/O layer around it. A face of the service (the agent API today; web
+// pages, the payment-processor webhook or the context-file API on its own port later) gives it a `serve` function,
+// which receives an Exchange per request, and a `refusal` function, which words the layer's own refusals (at
+// capacity, body too large, body too slow) in that face's error shape. Routes answer through the Exchange: JSON,
+// HTML or bytes with any content type, streamed or whole, after reading the body as text or raw bytes.
+//
+// What uWS 20.30 does before any of this runs (docs/operations.md): a method its parser does not know (FOO,
+// PROPFIND, lower-case `get`) closes the connection at once; a request with more than 48 header lines, a control
+// byte in a header value, or a target that is not a path (`OPTIONS *`, `CONNECT host:port`) is never handed over
+// and the connection is closed after uWS's idle timeout (about 10 s). No hook exists for either.
+import uWS, { type HttpRequest } from 'uWebSockets.js';
+import type { Admission } from './admission.ts';
+import { BodyDeadlines } from './body-deadlines.ts';
+import { Exchange, type ListenerContext, type Reply, type TransportRefusal } from './exchange.ts';
+
+if (typeof uWS.SSLApp !== 'function') {
+  // The package falls back to a slow pure-JS server with other routing when its native binary fails to load.
+  throw new Error('uWebSockets.js native binary did not load (Node 20 on glibc x64 is required)');
+}
+
+export interface ListenerOptions {
+  host: string;
+  port: number;
+  bodyBytesMax: number;
+  bodyReadTimeoutMs: number;
+  /** The in-flight limit; listeners of one process may share it. */
+  admission: Admission;
+  /** The layer's refusals in this face's error shape. */
+  refusal: (r: TransportRefusal) => Reply;
+  /** Called synchronously for every request uWS hands over; must answer or `admit` before it returns. */
+  serve: (x: Exchange, req: HttpRequest) => void;
+}
+
+export class HttpListener {
+  private readonly app = uWS.App();
+  private readonly ctx: ListenerContext;
+  private listenSocket: uWS.us_listen_socket | null = null;
+  port = 0;
+
+  constructor(private readonly o: ListenerOptions) {
+    this.ctx = {
+      bodyBytesMax: o.bodyBytesMax,
+      admission: o.admission,
+      deadlines: new BodyDeadlines(o.bodyReadTimeoutMs),
+      refusal: o.refusal,
+    };
+    const { serve } = o;
+    this.app.any('/*', (res, req) => serve(new Exchange(res, req, this.ctx), req));
+  }
+
+  async listen(): Promise<number> {
+    const { host, port } = this.o;
+    await new Promise<void>((resolve, reject) => {
+      this.app.listen(host, port, (socket) => {
+        if (!socket) return reject(new Error(`cannot listen on ${host}:${port} (in use?)`));
+        this.listenSocket = socket;
+        this.port = uWS.us_socket_local_port(socket);
+        resolve();
+      });
+    });
+    return this.port;
+  }
+
+  /** Accept no new connections; open ones keep being served. */
+  stopListening(): void {
+    if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
+    this.listenSocket = null;
+  }
+
+  /** Close every connection at once. */
+  close(): void {
+    this.stopListening();
+    this.ctx.deadlines.close();
+    (this.app as unknown as { close(): void }).close();
+  }
+}
