@@ -56,10 +56,14 @@ function skipped(patch: keyof typeof natsPatches, why: string): void {
 function installRequestCancelPatch(): void {
   if (natsPatches.requestCancel === 'patched') return;
   const version = natsCoreVersion();
-  if (version !== natsPatchedVersion) return skipped('requestCancel', `@nats-io/nats-core is ${version}`);
+  if (version !== natsPatchedVersion) {
+    skipped('requestCancel', `@nats-io/nats-core is ${version}`);
+    return;
+  }
   const proto = RequestOne?.prototype as unknown as { cancel?: unknown } | undefined;
   if (typeof proto?.cancel !== 'function' || proto.cancel.length !== 1) {
-    return skipped('requestCancel', 'RequestOne.prototype.cancel(err) is not there');
+    skipped('requestCancel', 'RequestOne.prototype.cancel(err) is not there');
+    return;
   }
   const cancelled = Object.freeze(new Error('request cancelled'));
   proto.cancel = function cancel(
@@ -80,7 +84,10 @@ function installRequestCancelPatch(): void {
  */
 function flushOncePerTurn(nc: NatsConnection): void {
   const version = natsCoreVersion();
-  if (version !== natsPatchedVersion) return skipped('flushOncePerTurn', `@nats-io/nats-core is ${version}`);
+  if (version !== natsPatchedVersion) {
+    skipped('flushOncePerTurn', `@nats-io/nats-core is ${version}`);
+    return;
+  }
   const proto = (nc as unknown as { protocol?: Record<string, any> }).protocol;
   if (
     !proto ||
@@ -90,7 +97,8 @@ function flushOncePerTurn(nc: NatsConnection): void {
     typeof proto.outbound?.size !== 'function' ||
     typeof proto.pendingLimit !== 'number'
   ) {
-    return skipped('flushOncePerTurn', 'the connection protocol handler has another shape');
+    skipped('flushOncePerTurn', 'the connection protocol handler has another shape');
+    return;
   }
   const encoder = new TextEncoder();
   let scheduled = false;
