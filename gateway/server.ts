@@ -98,7 +98,10 @@ export class Gateway {
     this.closing ??= (async () => {
       this.o.mcp.close();
       this.listener.stopListening();
+      const inflight = this.admission.count;
+      this.o.log.info({ inflight, graceMs }, 'gateway draining: new requests refused, finishing those in flight');
       await this.admission.drain(graceMs);
+      this.o.log.info({ unfinished: this.admission.count }, 'gateway drained');
       this.listener.close();
       this.alerts.stop();
     })();

@@ -92,20 +92,41 @@ test('[SPINE-SHUTDOWN] SIGTERM finishes in-flight requests, refuses new ones, an
   const reg = await call(baseUrl, 'POST', '/sandbox/agents', { body: {} });
   const token = reg.body.token as string;
   const outcomes: (number | 'refused')[] = [];
+  const topUp = (key: string) =>
+    call(baseUrl, 'POST', '/v1/topups', { token, body: { credits: 1 }, key }).then(
+      (r) => r.status,
+      () => 'refused' as const,
+    );
+  // SIGTERM goes out the moment the first top-up is answered, with the rest of the 150 still in flight.
+  let signalled = false;
   const inflight = Array.from({ length: 150 }, (_, i) =>
-    call(baseUrl, 'POST', '/v1/topups', { token, body: { credits: 1 }, key: `s-${i}` }).then(
-      (r) => outcomes.push(r.status),
-      () => outcomes.push('refused'),
-    ),
+    topUp(`s-${i}`).then((outcome) => {
+      outcomes.push(outcome);
+      if (!signalled && outcome === 201) {
+        signalled = true;
+        serve.child.kill('SIGTERM');
+      }
+    }),
   );
-  await new Promise((r) => setTimeout(r, 15));
-  serve.child.kill('SIGTERM');
+  // Once the gateway says it drains, a new request is refused (503 on an open connection, or no connection).
+  const draining = await eventually('the gateway to start draining', async () => {
+    const line = serve
+      .output()
+      .split('\n')
+      .find((l) => l.includes('gateway draining'));
+    return line ? (JSON.parse(line) as { inflight: number }) : undefined;
+  });
+  const late = await topUp('after-signal');
   await Promise.all(inflight);
+  assert.ok(signalled, 'no top-up was answered before the shutdown');
+  assert.ok(draining.inflight > 0, 'requests were in flight when the gateway began to drain');
+  assert.ok(late === 503 || late === 'refused', `a request after SIGTERM got ${late}`);
   assert.equal(await serve.exited, 0);
   assert.ok(
     outcomes.every((o) => o === 201 || o === 503 || o === 'refused'),
     JSON.stringify(outcomes),
   );
+  assert.match(serve.output(), /"unfinished":0,"msg":"gateway drained"/, 'every request in flight was finished');
   const ok = outcomes.filter((o) => o === 201).length;
   // Every request the service answered 201 is in the stream, and nothing else was applied.
   const nc = await connectNats(env.NATS_URL!, 'assay-test');
@@ -125,5 +146,7 @@ test('[SPINE-SHUTDOWN] SIGTERM finishes in-flight requests, refuses new ones, an
   }
   await messages.close();
   assert.equal(topups, ok);
-  console.log(`SIGTERM with 150 in flight: ${ok} answered 201, ${outcomes.length - ok} refused or 503`);
+  console.log(
+    `SIGTERM with 150 in flight: ${draining.inflight} in flight at the drain, ${ok} answered 201, ${outcomes.length - ok} refused or 503; one sent after it: ${late}`,
+  );
 });
