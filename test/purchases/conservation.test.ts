@@ -112,8 +112,15 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
   takenOver.catch(() => {});
   let running = true;
   let loadFailure: unknown = null;
-  const buy = (agent: Agent, body: object, key: string) =>
-    sys.call('POST', '/v1/orders', { token: agent.token, body, key });
+  /** A purchase, counted as in flight (each agent has one request out at a time) until it is answered. */
+  const buy = async (agent: Agent, body: object, key: string) => {
+    inFlight.add(agent.principalId);
+    try {
+      return await sys.call('POST', '/v1/orders', { token: agent.token, body, key });
+    } finally {
+      inFlight.delete(agent.principalId);
+    }
+  };
 
   const load = agents.map(async (agent, ai) => {
     for (let i = 0; running; i++) {
@@ -121,9 +128,7 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
       const l = listings[(ai * 7 + i) % listings.length]!;
       const body = { listing_id: l.id, formats: ['md'] };
       const sentIn = phase;
-      inFlight.add(agent.principalId);
       let r = await buy(agent, body, key);
-      inFlight.delete(agent.principalId);
       const label = r.status === 201 ? '201' : `${r.status} ${r.body.code}`;
       statuses.set(label, (statuses.get(label) ?? 0) + 1);
       if (r.status === 503) {

@@ -90,14 +90,21 @@ test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled t
   let phase: 'before kill' | 'handover' | 'after takeover' = 'before kill';
   let running = true;
   let loadFailure: unknown = null;
+  /** A top-up, counted as in flight (each agent has one request out at a time) until it is answered. */
+  const topUp = async (agent: Agent, credits: number, key: string) => {
+    inFlight.add(agent.principalId);
+    try {
+      return await sys.call('POST', '/v1/topups', { token: agent.token, body: { credits }, key });
+    } finally {
+      inFlight.delete(agent.principalId);
+    }
+  };
   const load = agents.map(async (agent, ai) => {
     for (let i = 0; running; i++) {
       const key = `${ai}-${i}`;
       const credits = (i % 5) + 1;
       const sentIn = phase;
-      inFlight.add(agent.principalId);
-      const r = await sys.call('POST', '/v1/topups', { token: agent.token, body: { credits }, key });
-      inFlight.delete(agent.principalId);
+      const r = await topUp(agent, credits, key);
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
       if (r.status === 201) {
         accepted.set(key, { principalId: agent.principalId, credits });
@@ -110,7 +117,7 @@ test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled t
       } else assert.fail(`unexpected ${r.status} ${JSON.stringify(r.body)}`);
       // Replay a used key now and then: it must replay, never apply again.
       if (i % 7 === 3 && accepted.has(key)) {
-        const again = await sys.call('POST', '/v1/topups', { token: agent.token, body: { credits }, key });
+        const again = await topUp(agent, credits, key);
         assert.ok(again.status === 201 || again.status === 503, `replay got ${again.status}`);
       }
     }
