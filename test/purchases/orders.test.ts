@@ -367,11 +367,12 @@ describe('judge errata', () => {
 
 describe('cached quotes', () => {
   test('[BUY-QUOTE-FRESH] a reprice and an unlisting apply to the very next purchase', async () => {
-    // The listing actor's fact is the notice that drops the quote (docs/purchases.md): the server hands it to every
-    // core subscriber, the actor hosts' quote caches among them, when it receives the append, before it stores the
-    // fact and acknowledges it, so before the seller's 201. The actor host reads the notice and the purchase
-    // requests on one connection, in the order the server sent them, so a purchase sent after that 201 arrives after
-    // the notice. No waiting, no retries: the very next purchase must see the change.
+    // The listing actor's fact is the notice that drops the quote (docs/purchases.md). The server queues it for
+    // every core subscriber, the actor hosts' quote caches among them, as it takes in the append, before the stream
+    // stores and acknowledges it; the seller's 201 comes after that acknowledgement and after the seller's own
+    // principal records the call. An actor host reads notices and purchase requests on one connection, in the
+    // order the server queued them, so a purchase sent after the 201 arrives after the notice. No waiting and no
+    // retries: the very next purchase must see the change.
     const b = await buyer();
     const l = await listing('fresh', { price: 300, good: true });
     // Warm the actor host's quote cache (its time to live is 60 s).
