@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import { corpusArtifact } from '../../actors/index.ts';
 import { waitForCorpus } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
-import { type Agent, runCli, startSystem, type TestSystem } from '../support/system.ts';
+import { type Agent, eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
 
 const corpusSize = 60;
 let sys: TestSystem;
@@ -45,6 +45,55 @@ test('[CAT-ERRATA] errata are listed for artifacts judged by an affected version
   assert.deepEqual(r3.body, { items: [], next_cursor: null });
   const mine = await sys.call('GET', '/v1/errata', { token: buyer.token });
   assert.deepEqual(mine.body, { items: [], next_cursor: null }, 'a buyer with no purchases is affected by none');
+});
+
+// Before the next test, which opens (and closes) an erratum on 1.2.0: the corpus's two errata are the only ones.
+test('[CAT-ERRATA] a buyer sees exactly the errata of what it bought, not those of artifacts it did not buy', async () => {
+  const corpus = Array.from({ length: corpusSize }, (_, i) => corpusArtifact(sys.config.sandboxCorpusSeed, i));
+  const [old, otherOld] = corpus.filter((a) => a.judgeVersion === '1.0.0');
+  const mid = byVersion('1.1.0');
+  const current = byVersion('1.2.0');
+  assert.ok(old && otherOld && mid && current, 'the corpus has two artifacts judged by 1.0.0 and one of each other');
+  // The corpus's errata, as its generator seeds them: 1.0.0 open, 1.1.0 closed; 1.2.0 has none.
+  const oldErratum = { title: 'Judge 1.0.0 checks neither numbers nor negations', state: 'open', versions: ['1.0.0'] };
+  const midErratum = { title: 'Judge 1.1.0 misses negations', state: 'closed', versions: ['1.1.0'] };
+
+  const buyOne = async (agent: Agent, a: (typeof corpus)[number]) => {
+    const l = a.listings[0]!;
+    const r = await sys.call('POST', '/v1/orders', {
+      token: agent.token,
+      body: { listing_id: l.id, formats: l.formats },
+      key: `errata-${a.id}`,
+    });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+  };
+  const errataOf = async (agent: Agent, bought: number) => {
+    await eventually('the orders to be projected', async () => {
+      const mine = (await sys.call('GET', '/v1/orders', { token: agent.token })).body.items;
+      return mine.length === bought ? true : undefined;
+    });
+    const r = await sys.call('GET', '/v1/errata', { token: agent.token });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.next_cursor, null);
+    return r.body.items.map((e: any) => ({
+      title: e.title,
+      state: e.state,
+      versions: e.judgeVersions,
+      artifactIds: e.artifactIds,
+    }));
+  };
+
+  // Bought one of the 1.0.0 artifacts and one judged by 1.2.0: the 1.0.0 erratum, naming only the one it bought.
+  const a = await sys.register();
+  await buyOne(a, old);
+  await buyOne(a, current);
+  assert.deepEqual(await errataOf(a, 2), [{ ...oldErratum, artifactIds: [old.id] }]);
+  // Bought a 1.1.0 artifact only: the closed 1.1.0 erratum, and not the 1.0.0 one.
+  const b = await sys.register();
+  await buyOne(b, mid);
+  assert.deepEqual(await errataOf(b, 1), [{ ...midErratum, artifactIds: [mid.id] }]);
+  // The first buyer's purchases did not change: the second's are not its own.
+  assert.deepEqual(await errataOf(a, 2), [{ ...oldErratum, artifactIds: [old.id] }]);
 });
 
 test('[CAT-ERRATA] the operator opens and closes errata with `assay errata`', async () => {

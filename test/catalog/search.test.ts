@@ -58,12 +58,14 @@ after(async () => {
   await sys.stop();
 });
 
-async function walk(query: string, token = buyer.token, onPage?: (n: number) => Promise<void>) {
+async function walk(query: string, token = buyer.token, onPage?: (n: number) => Promise<void>, limit = 37) {
   const items: any[] = [];
   let cursor: string | null = null;
   let pages = 0;
   do {
-    const r: any = await sys.call('GET', `/v1/search?${query}&limit=37${cursor ? `&cursor=${cursor}` : ''}`, { token });
+    const r: any = await sys.call('GET', `/v1/search?${query}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, {
+      token,
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     items.push(...r.body.items);
     cursor = r.body.next_cursor;
@@ -126,38 +128,61 @@ describe('search filters against the corpus', () => {
   });
 
   test('[CAT-SEARCH-CURSOR] walking the cursor visits every match exactly once while artifacts are added', async () => {
+    // A term no corpus artifact contains, so every match is one this test published.
+    const term = 'zorblatt';
+    for (let i = 0; i < corpusSize; i++) {
+      const a = corpusArtifact(sys.config.sandboxCorpusSeed, i);
+      const text = [a.title, a.description, a.content, ...a.topics].join(' ').toLowerCase();
+      assert.ok(!text.includes(term), `corpus artifact ${i} mentions ${term}`);
+    }
+    assert.deepEqual(await walk(`topic=${term}`), [], 'nothing matches before the test publishes');
     const seller = await registerSeller(sys);
-    let added = 0;
-    const items = await walk('topic=testing OR postgresql', buyer.token, async (page) => {
-      // Between pages, publish and list a new matching artifact.
+    /** Publish and list a matching artifact, and wait until search can see it (its listing projected). */
+    const addMatch = async (name: string) => {
       const a = await publish(
         sys,
         seller.token,
         {
-          title: `Arrived during page ${page}`,
-          content: artifactContent(`t${page}`, [['c1', 'x']], ['x']),
-          topics: ['testing'],
+          title: `${term} ${name}`,
+          content: artifactContent(`${term} ${name}`, [['c1', 'x']], ['x']),
+          topics: [term],
         },
-        `walk-${page}`,
+        `walk-${name}`,
       );
       const l = await sys.call('POST', '/v1/listings', {
         token: seller.token,
         body: { artifact_id: a.id, price_cents: 100, floor: 0.5, formats: ['md'] },
-        key: `walk-l-${page}`,
+        key: `walk-l-${name}`,
       });
       assert.equal(l.status, 201);
-      added++;
-    });
-    const before = expected.filter((e) => e.topics.includes('postgresql')).map((e) => e.id);
-    const got = ids(items);
-    assert.equal(new Set(got).size, got.length, 'no artifact twice');
-    for (const id of before) assert.ok(got.includes(id), 'every match that existed when the walk began');
-    assert.ok(added >= 2);
-    // The new ones are there for the next walk.
-    await eventually('new artifacts to be searchable', async () => {
-      const again = await walk('topic=testing');
-      return again.length >= added ? true : undefined;
-    });
+      await eventually(`${name} to be listed`, async () => {
+        const [row] = await sys.sql<{ n: number }[]>`SELECT live_listing_count AS n FROM artifacts WHERE id = ${a.id}`;
+        return row && row.n > 0 ? true : undefined;
+      });
+      return a.id as string;
+    };
+    const existing: string[] = [];
+    for (let i = 0; i < 10; i++) existing.push(await addMatch(`before-${i}`));
+    // Pages of 3: four pages, and between pages a new match arrives (newest first, so ahead of the cursor).
+    const added: string[] = [];
+    const got = ids(
+      await walk(
+        `topic=${term}`,
+        buyer.token,
+        async (page) => {
+          added.push(await addMatch(`during-${page}`));
+        },
+        3,
+      ),
+    );
+    assert.equal(new Set(got).size, got.length, `no artifact twice: ${got.join(' ')}`);
+    // The walk began before the arrivals, and they sort ahead of where it is: it visits exactly what existed.
+    assert.deepEqual(sorted(got), sorted(existing));
+    assert.equal(added.length, 4, 'one arrival after each page');
+    // A walk that begins now visits every match once, the arrivals included.
+    const again = ids(await walk(`topic=${term}`, buyer.token, undefined, 3));
+    assert.equal(new Set(again).size, again.length);
+    assert.deepEqual(sorted(again), sorted([...existing, ...added]));
   });
 
   test('[CAT-VALIDATION] bad search input gets a typed 422', async () => {

@@ -2,6 +2,7 @@
 // seller alone, idempotent under the same key, and bad input refused with a typed error that changes nothing.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { artifactContent, publish, registerSeller, reportDigestOf } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
@@ -20,6 +21,16 @@ after(async () => {
 });
 
 const content = (n: number) => artifactContent(`Doc ${n}`, [['c1', `fact number ${n}`]], [`fact number ${n}`]);
+/** The last fact on a listing's subject of the LISTINGS stream: its sequence, type and price. */
+async function lastListingFact(listingId: string) {
+  const jsm = await jetstreamManager(sys.nc);
+  const m = await jsm.streams.getMessage(sys.names.streams.listings.name, {
+    last_by_subj: sys.names.listingSubject(listingId),
+  });
+  const f = m!.json<{ type: string; priceCents?: number }>();
+  return { seq: m!.seq, type: f.type, priceCents: f.priceCents };
+}
+
 const counts = async () =>
   (
     await sys.sql<{ a: number; e: number; l: number }[]>`
@@ -86,19 +97,40 @@ test('[CAT-SELLER-OPS] listings: created by the owner only, repriced and unliste
   const replay = await sys.call('POST', '/v1/listings', { token: seller.token, body, key: 'l-1' });
   assert.deepEqual(replay.body, created.body, 'same key, same listing');
   const id = created.body.id;
-  const theirs = await sys.call('POST', `/v1/listings/${id}/reprice`, {
+  // The listing actor's facts are the listing: a refused command must append none.
+  const before = await lastListingFact(id);
+  assert.equal(before.type, 'listing_created');
+  const theirReprice = await sys.call('POST', `/v1/listings/${id}/reprice`, {
     token: other.token,
     body: { price_cents: 1 },
     key: 'l-y',
   });
-  assert.equal(theirs.status, 404);
+  assert.equal(theirReprice.status, 404, JSON.stringify(theirReprice.body));
+  assert.ok(isTypedError(theirReprice.body, 'not_found'));
+  assert.deepEqual(await lastListingFact(id), before, "another seller's reprice changes nothing");
+  const theirUnlist = await sys.call('POST', `/v1/listings/${id}/unlist`, { token: other.token, body: {}, key: 'l-z' });
+  assert.equal(theirUnlist.status, 404, JSON.stringify(theirUnlist.body));
+  assert.ok(isTypedError(theirUnlist.body, 'not_found'));
+  assert.deepEqual(await lastListingFact(id), before, "another seller's unlisting changes nothing");
   const repriced = await sys.call('POST', `/v1/listings/${id}/reprice`, {
     token: seller.token,
     body: { price_cents: 999 },
     key: 'l-2',
   });
+  assert.equal(repriced.status, 201);
   assert.equal(repriced.body.priceCents, 999);
+  assert.equal(repriced.body.state, 'live', 'still live after the refused unlisting');
+  const afterReprice = await lastListingFact(id);
+  assert.deepEqual(
+    { type: afterReprice.type, priceCents: afterReprice.priceCents },
+    {
+      type: 'listing_repriced',
+      priceCents: 999,
+    },
+  );
+  assert.ok(afterReprice.seq > before.seq);
   const unlisted = await sys.call('POST', `/v1/listings/${id}/unlist`, { token: seller.token, body: {}, key: 'l-3' });
+  assert.equal(unlisted.status, 201);
   assert.equal(unlisted.body.state, 'unlisted');
   const again = await sys.call('POST', `/v1/listings/${id}/reprice`, {
     token: seller.token,

@@ -1,13 +1,16 @@
 // Money is conserved under concurrent purchases, key retries and a killed actor host: 200 agents buy from 50
-// listings (some missing their floor) while one of two actor hosts is killed with SIGKILL. At quiescence every
-// principal's credits in equal available + held + spent, released equals payouts accrued, every order answered
-// 201 exists exactly once, and no event appears twice.
+// listings (some missing their floor) while one of two actor hosts is killed with SIGKILL. The kill must land in
+// the middle of the load: every agent has bought before it, purchases are in flight on the killed host's shards
+// when it dies, the survivor takes over every shard, and every agent the killed host served buys again through the
+// survivor. At quiescence every principal's credits in equal available + held + spent, released equals payouts
+// accrued, every order answered 201 exists exactly once, and no event appears twice.
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 
 import { after, before, test } from 'node:test';
 import { Kvm } from '@nats-io/kv';
 
+import { actorKinds } from '../../contracts/index.ts';
 import { registerSeller, verifiedListing } from '../support/catalog.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import { expectedLedger } from '../support/ledger.ts';
@@ -23,6 +26,38 @@ import {
 let sys: TestSystem;
 const hosts: RoleProcess[] = [];
 
+/**
+ * The holder of every principal and listing shard lease (`lease.<kind>.<shard>` -> host id), by direct gets sent
+ * together: under the load this test makes, 128 gets one after another took seconds.
+ */
+async function leaseHolders(): Promise<Map<string, string>> {
+  const kv = await new Kvm(sys.nc).open(sys.names.buckets.leases);
+  const keys = (['principal', 'listing'] as const).flatMap((kind) =>
+    Array.from({ length: actorKinds[kind].shardCount }, (_, shard) => `lease.${kind}.${shard}`),
+  );
+  const entries = await Promise.all(keys.map((key) => kv.get(key)));
+  const holders = new Map<string, string>();
+  keys.forEach((key, i) => {
+    const e = entries[i];
+    if (e?.operation === 'PUT') holders.set(key, e.json<{ host: string }>().host);
+  });
+  return holders;
+}
+
+/** How many shard leases each host holds. */
+const leaseCounts = (holders: Map<string, string>) => {
+  const counts = new Map<string, number>();
+  for (const host of holders.values()) counts.set(host, (counts.get(host) ?? 0) + 1);
+  return counts;
+};
+
+/** Host ids are `<hostname>-<pid>-<random>`. */
+const pidOf = (hostId: string) => Number(hostId.split('-').at(-2));
+
+/** The lease key of the shard that serves a principal, read from its actor subject `<ns>.actor.principal.<shard>.<id>`. */
+const principalLease = (principalId: string) =>
+  `lease.principal.${sys.names.actorSubject('principal', principalId).split('.').at(-2)}`;
+
 before(async () => {
   sys = await startSystem(
     { ASSAY_LEASE_TTL_MS: '2000', ASSAY_LEASE_RENEW_MS: '500', ASSAY_REQUEST_TIMEOUT_MS: '3000' },
@@ -34,16 +69,8 @@ before(async () => {
   await eventually(
     'the two hosts to share the shards',
     async () => {
-      const kv = await new Kvm(sys.nc).open(sys.names.buckets.leases);
-      const owners = new Map<string, number>();
-      for await (const key of await kv.keys('lease.>')) {
-        if (!/^lease\.(principal|listing)\./.test(key)) continue;
-
-        const e = await kv.get(key);
-        if (e?.operation === 'PUT')
-          owners.set(e.json<{ host: string }>().host, (owners.get(e.json<{ host: string }>().host) ?? 0) + 1);
-      }
-      return owners.size === 2 && [...owners.values()].every((n) => n === 64) ? true : undefined;
+      const counts = [...leaseCounts(await leaseHolders()).values()];
+      return counts.length === 2 && counts.every((n) => n === 64) ? true : undefined;
     },
     20_000,
   );
@@ -65,48 +92,129 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
   const agents: Agent[] = [];
   for (let i = 0; i < 200; i++) agents.push(await sys.register());
 
+  const [victim, survivor] = hosts as [RoleProcess, RoleProcess];
+  const holders = await leaseHolders();
+  const victimHost = [...holders.values()].find((h) => pidOf(h) === victim.child.pid)!;
+  assert.ok(victimHost, 'the host to kill holds leases');
+  // The agents whose principal actors the host to kill serves: they must be served by the survivor after it.
+  const victimAgents = new Set(
+    agents.filter((a) => holders.get(principalLease(a.principalId)) === victimHost).map((a) => a.principalId),
+  );
+  assert.ok(victimAgents.size > 0 && victimAgents.size < agents.length, `${victimAgents.size} agents on the victim`);
+
   const accepted = new Map<string, { principalId: string; orderId: string }>();
-  const unresolved = new Map<string, { agent: Agent; body: object }>();
   const statuses = new Map<string, number>();
+  const boughtBeforeKill = new Set<string>();
+  const boughtAfterTakeover = new Set<string>();
+  const inFlight = new Set<string>();
+  let phase: 'before kill' | 'handover' | 'after takeover' = 'before kill';
+  let resolveTakeover!: () => void;
+  let rejectTakeover!: (err: unknown) => void;
+  const takenOver = new Promise<void>((resolve, reject) => {
+    resolveTakeover = resolve;
+    rejectTakeover = reject;
+  });
+  takenOver.catch(() => {});
   let running = true;
+  let loadFailure: unknown = null;
+  /** A purchase, counted as in flight (each agent has one request out at a time) until it is answered. */
+  const buy = async (agent: Agent, body: object, key: string) => {
+    inFlight.add(agent.principalId);
+    try {
+      return await sys.call('POST', '/v1/orders', { token: agent.token, body, key });
+    } finally {
+      inFlight.delete(agent.principalId);
+    }
+  };
+
   const load = agents.map(async (agent, ai) => {
     for (let i = 0; running; i++) {
       const key = `${ai}-${i}`;
       const l = listings[(ai * 7 + i) % listings.length]!;
       const body = { listing_id: l.id, formats: ['md'] };
-      const r = await sys.call('POST', '/v1/orders', { token: agent.token, body, key });
+      const sentIn = phase;
+      let r = await buy(agent, body, key);
       const label = r.status === 201 ? '201' : `${r.status} ${r.body.code}`;
       statuses.set(label, (statuses.get(label) ?? 0) + 1);
-      if (r.status === 201) accepted.set(key, { principalId: agent.principalId, orderId: r.body.order_id });
-      else if (r.status === 503) unresolved.set(key, { agent, body });
-      else assert.ok(r.status === 409 && r.body.code === 'insufficient_credits', label);
+      if (r.status === 503) {
+        // The handover: retry the same key once the survivor holds every shard. It replays what the killed host
+        // committed, or buys now, once.
+        assert.equal(r.body.code, 'unavailable');
+        await takenOver;
+        r = await eventually(
+          `retry of ${key}`,
+          async () => {
+            const x = await buy(agent, body, key);
+            return x.status === 503 ? undefined : x;
+          },
+          20_000,
+        );
+      }
+      if (r.status === 201) {
+        accepted.set(key, { principalId: agent.principalId, orderId: r.body.order_id });
+        if (sentIn === 'before kill') boughtBeforeKill.add(agent.principalId);
+        if (sentIn === 'after takeover') boughtAfterTakeover.add(agent.principalId);
+      } else {
+        assert.ok(r.status === 409 && r.body.code === 'insufficient_credits', JSON.stringify(r.body));
+      }
       // Retry a used key now and then: it replays the same order, never buys twice.
       if (i % 4 === 1 && r.status === 201) {
-        const again = await sys.call('POST', '/v1/orders', { token: agent.token, body, key });
+        const again = await buy(agent, body, key);
         assert.ok(again.status === 201 || again.status === 503, `retry got ${again.status}`);
         if (again.status === 201) assert.equal(again.body.order_id, r.body.order_id);
       }
-      if (i > 60) break;
     }
   });
-  await new Promise((r) => setTimeout(r, 2000));
-  hosts[0]!.child.kill('SIGKILL');
-  await new Promise((r) => setTimeout(r, 3000));
-  running = false;
-  await Promise.all(load);
-  for (const [key, { agent, body }] of unresolved) {
-    const r = await eventually(
-      `retry of ${key}`,
+  const loadDone = Promise.all(load).catch((err) => {
+    loadFailure = err;
+    running = false;
+  });
+  const whileLoading = <T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number) =>
+    eventually(
+      what,
       async () => {
-        const x = await sys.call('POST', '/v1/orders', { token: agent.token, body, key });
-        return x.status === 503 ? undefined : x;
+        if (loadFailure) throw new Error(`the load failed: ${String(loadFailure)}`);
+        return check();
       },
-      20_000,
+      timeoutMs,
     );
-    assert.ok(r.status === 201 || (r.status === 409 && r.body.code === 'insufficient_credits'), JSON.stringify(r.body));
-    if (r.status === 201) accepted.set(key, { principalId: agent.principalId, orderId: r.body.order_id });
+
+  // Kill only once every agent has bought, and while purchases are in flight on the victim's shards.
+  await whileLoading(
+    'every agent to buy',
+    async () => (boughtBeforeKill.size === agents.length ? true : undefined),
+    60_000,
+  );
+  const inFlightOnVictim = [...inFlight].filter((p) => victimAgents.has(p)).length;
+  phase = 'handover';
+  victim.child.kill('SIGKILL');
+  assert.ok(inFlightOnVictim > 0, 'purchases were in flight on the killed host');
+  const killedAt = Date.now();
+  try {
+    await whileLoading(
+      'the survivor to hold every shard',
+      async () => {
+        const counts = leaseCounts(await leaseHolders());
+        return [...counts].some(([host, n]) => pidOf(host) === survivor.child.pid && n === 128) ? true : undefined;
+      },
+      30_000,
+    );
+  } catch (err) {
+    rejectTakeover(err);
+    throw err;
   }
-  assert.ok(accepted.size > 500, `load ran: ${JSON.stringify([...statuses])}`);
+  const takeoverMs = Date.now() - killedAt;
+  phase = 'after takeover';
+  resolveTakeover();
+  // Every principal the killed host served buys again, through the survivor.
+  await whileLoading(
+    "the killed host's agents to buy through the survivor",
+    async () => ([...victimAgents].every((p) => boughtAfterTakeover.has(p)) ? true : undefined),
+    30_000,
+  );
+  running = false;
+  await loadDone;
+  if (loadFailure) throw loadFailure;
 
   // Quiescence: every held order settled (all reports exist), and the projections caught up.
   await eventually(
@@ -125,6 +233,8 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
   const facts = await ledgerFacts(sys);
   const per = new Map<string, { credited: number; held: number; spent: number; available: number }>();
   const heldOrders = new Map<string, number>();
+  /** Each order's states as its events must show them, from the facts: held, then released or auto_refunded. */
+  const orderStates = new Map<string, { principalId: string; states: string[] }>();
   const released = { total: 0 };
   for (const { fact } of facts) {
     const p = per.get(fact.principalId) ?? { credited: 0, held: 0, spent: 0, available: 0 };
@@ -134,13 +244,18 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
       assert.ok(!heldOrders.has(fact.orderId), `order ${fact.orderId} held twice`);
       heldOrders.set(fact.orderId, (heldOrders.get(fact.orderId) ?? 0) + 1);
       p.held += fact.priceCents;
+      orderStates.set(fact.orderId, { principalId: fact.principalId, states: ['held'] });
     }
     if (fact.type === 'escrow_released') {
       p.held -= fact.priceCents;
       p.spent += fact.priceCents;
       released.total += fact.priceCents;
+      orderStates.get(fact.orderId)!.states.push('released');
     }
-    if (fact.type === 'escrow_refunded') p.held -= fact.priceCents;
+    if (fact.type === 'escrow_refunded') {
+      p.held -= fact.priceCents;
+      orderStates.get(fact.orderId)!.states.push('auto_refunded');
+    }
     p.available = fact.balanceAfterCents;
   }
   for (const agent of agents) {
@@ -177,17 +292,36 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
   const differs = expected.findIndex((e, i) => !isDeepStrictEqual(entries[i], e));
   if (differs >= 0) assert.deepEqual(entries[differs], expected[differs], `ledger entry ${differs}`);
 
-  // No event twice through the API either, and each order's events are held then its outcome.
-  for (const agent of agents.slice(0, 20)) {
-    const evs = (await sys.call('GET', '/v1/events?type=order.state_changed&limit=200', { token: agent.token })).body
-      .items;
-    assert.equal(new Set(evs.map((e: any) => e.id)).size, evs.length);
+  // Through the API, for ten agents of each host: every order's events, exactly held then its outcome, none twice.
+  const checked = [
+    ...agents.filter((a) => victimAgents.has(a.principalId)).slice(0, 10),
+    ...agents.filter((a) => !victimAgents.has(a.principalId)).slice(0, 10),
+  ];
+  for (const agent of checked) {
+    const evs: any[] = [];
+    let cursor: string | null = null;
+    for (;;) {
+      const page: any = (
+        await sys.call('GET', `/v1/events?type=order.state_changed&limit=200${cursor ? `&cursor=${cursor}` : ''}`, {
+          token: agent.token,
+        })
+      ).body;
+      if (page.items.length === 0) break;
+      evs.push(...page.items);
+      cursor = page.next_cursor;
+    }
+    assert.equal(new Set(evs.map((e) => e.id)).size, evs.length, 'no event twice');
     const byOrder = new Map<string, string[]>();
     for (const e of evs) byOrder.set(e.data.order_id, [...(byOrder.get(e.data.order_id) ?? []), e.data.state]);
-    for (const states of byOrder.values()) {
-      assert.equal(states[0], 'held');
-      assert.equal(states.length, 2);
-    }
+    const want = new Map(
+      [...orderStates].filter(([, o]) => o.principalId === agent.principalId).map(([id, o]) => [id, o.states]),
+    );
+    assert.ok(want.size > 0, `agent ${agent.principalId} bought something`);
+    assert.deepEqual(byOrder, want, `the events of ${agent.principalId}'s orders`);
   }
-  console.log(`conservation run: ${accepted.size} orders, statuses ${JSON.stringify([...statuses])}`);
+  console.log(
+    `conservation run: ${accepted.size} orders; ${victimAgents.size} agents on the killed host, ` +
+      `${inFlightOnVictim} of them in flight at the kill; takeover observed after ${takeoverMs} ms; ` +
+      `statuses ${JSON.stringify([...statuses])}`,
+  );
 });

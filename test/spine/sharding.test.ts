@@ -1,6 +1,7 @@
-// Two actor hosts in separate processes share the principal shards. One is killed with SIGKILL during top-up load:
-// the other takes over its shards, every top-up answered 201 exists exactly once in the ledger stream, and
-// requests during the handover get 201 or 503 unavailable, nothing else.
+// Two actor hosts in separate processes share the principal shards. One is killed with SIGKILL during top-up load
+// (every agent has topped up, and top-ups are in flight on its shards): the other takes over its shards and serves
+// its principals, every top-up answered 201 exists exactly once in the ledger stream, and requests during the
+// handover get 201 or 503 unavailable, nothing else.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { jetstream } from '@nats-io/jetstream';
@@ -49,6 +50,10 @@ async function leaseOwners(): Promise<Map<string, number>> {
 
 const pidOf = (hostId: string) => Number(hostId.split('-').at(-2));
 
+/** The shard lease of a principal, read from its actor subject `<ns>.actor.principal.<shard>.<id>`. */
+const principalShard = (principalId: string) =>
+  Number(sys.names.actorSubject('principal', principalId).split('.').at(-2));
+
 test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled top-up, only 201 or 503', async () => {
   const env = { ...sys.env };
   hosts.push(await startRoleProcess('actors', env, 'actor host serving'));
@@ -67,35 +72,86 @@ test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled t
 
   const agents: Agent[] = [];
   for (let i = 0; i < 24; i++) agents.push(await sys.register());
+  // The agents whose principal shard the host to kill holds.
+  const kv = await new Kvm(sys.nc).open(sys.names.buckets.leases);
+  const victimAgents = new Set<string>();
+  for (const agent of agents) {
+    const e = await kv.get(`lease.principal.${principalShard(agent.principalId)}`);
+    if (e?.operation === 'PUT' && pidOf(e.json<{ host: string }>().host) === a.child.pid)
+      victimAgents.add(agent.principalId);
+  }
+  assert.ok(victimAgents.size > 0 && victimAgents.size < agents.length, `${victimAgents.size} agents on the victim`);
   const statuses = new Map<number, number>();
   const accepted = new Map<string, { principalId: string; credits: number }>();
   const unresolved = new Map<string, { agent: Agent; credits: number }>();
+  const toppedUpBeforeKill = new Set<string>();
+  const toppedUpAfterTakeover = new Set<string>();
+  const inFlight = new Set<string>();
+  let phase: 'before kill' | 'handover' | 'after takeover' = 'before kill';
   let running = true;
+  let loadFailure: unknown = null;
+  /** A top-up, counted as in flight (each agent has one request out at a time) until it is answered. */
+  const topUp = async (agent: Agent, credits: number, key: string) => {
+    inFlight.add(agent.principalId);
+    try {
+      return await sys.call('POST', '/v1/topups', { token: agent.token, body: { credits }, key });
+    } finally {
+      inFlight.delete(agent.principalId);
+    }
+  };
   const load = agents.map(async (agent, ai) => {
     for (let i = 0; running; i++) {
       const key = `${ai}-${i}`;
       const credits = (i % 5) + 1;
-      const r = await sys.call('POST', '/v1/topups', { token: agent.token, body: { credits }, key });
+      const sentIn = phase;
+      const r = await topUp(agent, credits, key);
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-      if (r.status === 201) accepted.set(key, { principalId: agent.principalId, credits });
-      else if (r.status === 503) {
+      if (r.status === 201) {
+        accepted.set(key, { principalId: agent.principalId, credits });
+        if (sentIn === 'before kill') toppedUpBeforeKill.add(agent.principalId);
+        if (sentIn === 'after takeover') toppedUpAfterTakeover.add(agent.principalId);
+      } else if (r.status === 503) {
         assert.equal(r.body.code, 'unavailable');
         assert.equal(r.body.retryable, true);
         unresolved.set(key, { agent, credits });
       } else assert.fail(`unexpected ${r.status} ${JSON.stringify(r.body)}`);
       // Replay a used key now and then: it must replay, never apply again.
       if (i % 7 === 3 && accepted.has(key)) {
-        const again = await sys.call('POST', '/v1/topups', { token: agent.token, body: { credits }, key });
+        const again = await topUp(agent, credits, key);
         assert.ok(again.status === 201 || again.status === 503, `replay got ${again.status}`);
       }
     }
   });
+  const loadDone = Promise.all(load).catch((err) => {
+    loadFailure = err;
+    running = false;
+  });
+  const whileLoading = <T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number) =>
+    eventually(
+      what,
+      async () => {
+        if (loadFailure) throw new Error(`the load failed: ${String(loadFailure)}`);
+        return check();
+      },
+      timeoutMs,
+    );
 
-  await new Promise((r) => setTimeout(r, 1500));
+  // Kill once every agent has topped up, while top-ups are in flight on the host killed.
+  await whileLoading(
+    'every agent to top up',
+    async () => (toppedUpBeforeKill.size === agents.length ? true : undefined),
+    10_000,
+  );
+  const inFlightOnVictim = [...inFlight].filter((p) => victimAgents.has(p)).length;
+  phase = 'handover';
   const killedAt = Date.now();
   a.child.kill('SIGKILL');
+  assert.ok(inFlightOnVictim > 0, 'top-ups were in flight on the killed host');
   const survivorPid = b.child.pid!;
-  const takeoverMs = await eventually(
+  // How long this takes is measured and printed, not asserted: the design's bound (docs/operations.md, "Handover
+  // bound") is the lease TTL plus one renew interval plus the time the survivor's requests take, and on a loaded
+  // machine nothing bounds the last term. The timeout here only turns a takeover that never comes into a failure.
+  const takeoverMs = await whileLoading(
     'the survivor to own all 64 shards',
     async () => {
       const owners = await leaseOwners();
@@ -104,9 +160,16 @@ test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled t
     },
     30_000,
   );
-  await new Promise((r) => setTimeout(r, 1500));
+  phase = 'after takeover';
+  // Every principal the killed host served tops up again, through the survivor.
+  await whileLoading(
+    "the killed host's agents to top up through the survivor",
+    async () => ([...victimAgents].every((p) => toppedUpAfterTakeover.has(p)) ? true : undefined),
+    30_000,
+  );
   running = false;
-  await Promise.all(load);
+  await loadDone;
+  if (loadFailure) throw loadFailure;
 
   // Resolve every 503 by retrying its key: it either replays the original effect or applies it now, once.
   for (const [key, { agent, credits }] of unresolved) {
@@ -146,9 +209,23 @@ test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled t
     const r = await sys.call('GET', '/v1/balance', { token: agent.token });
     assert.equal(r.body.balance_cents, expected);
   }
-  assert.ok((statuses.get(201) ?? 0) > 100, `load ran: ${JSON.stringify([...statuses])}`);
-  // The bound we state: a lapsed lease is taken within ASSAY_LEASE_TTL_MS plus a few renew intervals.
-  const boundMs = leaseTtlMs + 4 * leaseRenewMs + 2000;
-  assert.ok(takeoverMs <= boundMs, `takeover took ${takeoverMs} ms, bound ${boundMs} ms`);
-  console.log(`takeover after kill -9: ${takeoverMs} ms; statuses ${JSON.stringify([...statuses])}`);
+  // The survivor's own account of the takeover, from its log: when it took the lapsed leases.
+  const tookOver = b
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('took over lapsed lease'))
+    .flatMap((line) => {
+      try {
+        return [(JSON.parse(line) as { time: number }).time - killedAt];
+      } catch {
+        return [];
+      }
+    });
+  const survivorSays = tookOver.length > 0 ? `${Math.min(...tookOver)}-${Math.max(...tookOver)} ms` : 'not logged';
+  console.log(
+    `takeover after kill -9: survivor took ${tookOver.length} lapsed leases ${survivorSays} after the kill, ` +
+      `observed owning all 64 principal shards after ${takeoverMs} ms (design: TTL ${leaseTtlMs} + renew ` +
+      `${leaseRenewMs} ms plus the time its requests take); ${inFlightOnVictim} top-ups in flight on the killed ` +
+      `host; statuses ${JSON.stringify([...statuses])}`,
+  );
 });
