@@ -1,126 +1,382 @@
-// Requirements the suite verifies, by id. Test names cite ids in brackets ("[SPINE-AUTH] ..."); the
-// requirements test fails when an id here is cited by no test, so nothing listed goes unverified.
+// Requirements the suite verifies, by id, each with where it comes from: a section of the product's interface spec
+// (`spec: <section>`) or of this repository's design docs (`docs/<file>.md: <heading>`). Test names cite ids in
+// brackets ("[SPINE-AUTH] ..."); the requirements test fails when an id here is cited by no test, when a test cites
+// an id not listed, or when a source names a doc heading that does not exist.
 export const requirements = {
-  'SPINE-ORDER-SCOPE': 'Scope is checked before validation: a token without the scope and an invalid body gets 403.',
-  'SPINE-VALIDATION': 'An invalid body, query or path gets 422 validation_failed and changes nothing.',
-  'SPINE-IDEM-KEY': 'A mutating call without Idempotency-Key, or with one over 200 characters, gets 422.',
-  'SPINE-IDEM-REPLAY': 'Same key and body replays the same status and body; the effect happens once.',
-  'SPINE-IDEM-CONFLICT': 'Same key with another body gets 422 idempotency_conflict.',
-  'SPINE-IDEM-RETENTION': 'An Idempotency-Key replays for the retention window and is forgotten after it.',
-  'SPINE-IDEM-INDEX':
-    'Past the keys an actor keeps in memory, old keys replay or conflict from the index, and a miss the index cannot vouch for is refused as retryable.',
-  'BUY-IDEM-COLD':
-    'With a principal past its in-memory keys, an old purchase key replays its order through PostgreSQL, a changed body conflicts, and a new key buys once.',
-
-  'SPINE-INVARIANTS': 'A fact that breaks a money invariant (balance mismatch, non-positive credit) is refused.',
-  'SPINE-CHECK-BEFORE-APPEND':
-    'A decided fact that would break an invariant is refused before it is appended: nothing reaches the stream and the actor keeps serving.',
-  'SPINE-PROJECTION-PARK':
-    'Text a store cannot hold is projected made storable; a fact the projection cannot write is parked with its error and alerted, and the facts after it are projected.',
-  'SPINE-NO-LISTENER-LEAK':
-    'Long-running jobs leave no listener behind on their stop signal; any process warning fails the suite.',
-  'SPINE-HANDLERS':
-    'Every available operation has a handler where it is dispatched and no handler serves another; a broken registry refuses to start.',
-  'SPINE-NATS-PATCHES':
-    'The nats.js version the speed patches were written for is pinned, both patches are in place, and NATS failures are classified by error class and code.',
-  'SPINE-BAD-INPUT':
-    'Numbers beyond any price, trust subjects that are not UUIDs and cursors a list did not hand out are 422, never 503.',
-  'BUY-SETTLE-LATE':
-    'An order bought before its edition has a report stays held, and the sweeper settles it once the report lands.',
-  'SPINE-IDEM-CONCURRENT': 'Concurrent requests with one key resolve to one execution and replays.',
-  'SPINE-AUTH': 'No token, a tampered token or an expired token gets 401 unauthorized, remediation authenticate.',
-  'SPINE-TYPED-ERRORS': 'Every agent route of the table answers the typed error object without a token.',
-  'SPINE-TRANSPORT': 'Malformed JSON, a body over the limit, an unknown route and a wrong method get typed errors.',
-  'SPINE-OPENAPI': '/openapi.json is valid OpenAPI 3.1 and lists every available operation of the table.',
-  'SPINE-ERROR-REGISTRY': 'The error table, the OpenAPI document and the errors page agree: 15 codes, each anchored.',
-  'SPINE-SANDBOX': 'POST /sandbox/agents returns an ES256 token, test credits and an active test mandate.',
-  'SPINE-SANDBOX-RATE': 'Sandbox registration is rate-limited per client address with 429 rate_limited.',
-  'SPINE-LEDGER': 'GET /v1/ledger is newest first, cursor-paginated with bounded limit and stable entry ids.',
-  'SPINE-CONCURRENCY': '50 agents x 20 concurrent top-ups with replays: balances exact, projection equals stream.',
-  'SPINE-SHARDING': 'Two actor hosts share shards; after kill -9 of one the other takes over; no 201 lost or doubled.',
-  'SPINE-NATS-OUTAGE': 'With NATS stopped the gateway answers 503 unavailable promptly, and serves again after.',
-  'SPINE-REBUILD': 'Dropping and rebuilding the ledger projection by replay gives identical rows.',
-  'SPINE-MIGRATE-LEDGER':
-    'Migration 010 moves the ledger entries of purchases into their order rows and the ledger, pages and events read back the same entries.',
-  'SPINE-STARTUP': 'With NATS or PostgreSQL unreachable, start exits at once naming the URL it tried.',
-  'SPINE-SHUTDOWN': 'SIGTERM stops accepting, finishes in-flight requests and exits cleanly.',
-  'SPINE-LAYERS': 'contracts imports nothing of ours; the gateway never imports actors or storage.',
-  'SPINE-CANONICAL':
-    'Request hashes and signed documents use RFC 8785 canonical JSON; non-JSON values are refused loudly, naming their path.',
-  'SPINE-LEASES':
-    'Shard leases: claimed by CAS, renewed, rebalanced when hosts join and leave, taken over when lapsed.',
-  'SPINE-CONFIG-DOCS': "The README's configuration table is the one generated from the config schema.",
-  'SPINE-HTTP-HEAD':
-    'HEAD on any route answers the status and headers of its GET (same checks and refusals) without content; answers without content (HEAD, 304) leave the connection serving the next request.',
-  'SPINE-HTTP-METHODS':
-    'OPTIONS, TRACE, CONNECT and other unserved methods get the typed 404 (with Allow on a known path); a method the HTTP parser does not know closes the connection at once and the server keeps serving.',
-  'SPINE-HTTP-LIMITS':
-    'The limits of the HTTP layer hold as documented: 48 header lines are served and more get no answer, without disturbing other connections.',
-  'SPINE-HTTP-ROUTER':
-    'The router matches exact and parameterised paths (trailing slash ignored), maps HEAD to GET, lists Allow for a wrong method, and percent-decodes parameters, flagging malformed ones.',
-  'SPINE-HTTP-ADMISSION':
-    'An abandoned upload gives its in-flight slot back: after more abandoned uploads than ASSAY_INFLIGHT_MAX normal calls succeed, and a graceful stop is not held up by them.',
-  'SPINE-HTTP-BODY-TIMEOUT':
-    'A body that does not arrive within ASSAY_BODY_READ_TIMEOUT_MS gets 400 validation_failed at about that time, the connection is closed, nothing changes, and its slot comes back.',
-  'SPINE-TEXT':
-    'NUL or a lone surrogate in any string (body values and property names, query, path, Idempotency-Key, MCP arguments, sandbox registration) gets 422 validation_failed naming where, and changes nothing.',
-  'SPINE-DEPTH':
-    'A request value nested deeper than 32 levels (REST or MCP) gets 422 validation_failed before schema validation, and changes nothing.',
-  'SPINE-NO-INTERNALS':
-    'A 503 unavailable carries a stable message; what the NATS library said and the subject go to the log with the request id.',
-  'SPINE-HEALTH':
-    '/healthz shows the live alerts of the health bucket: degraded while one is raised, ok again when it is deleted, always HTTP 200.',
-  'CAT-REPORT-OFFLINE':
-    'A report verifies offline (node:crypto alone), digest = sha256(RFC 8785); any change fails it.',
-  'CAT-KEY-ROTATION': 'After a report key rotation, reports signed by the old and the new key both verify.',
-  'CAT-REPORT-ROUTE': 'GET /v1/reports/{digest}: malformed digest 422, unknown 404.',
-  'CAT-VERIFY-CLI': '`assay verify-report` checks a report with only the public keys and says what failed.',
-  'CAT-SEARCH-FILTERS': 'Search filters floor, max_price, topic and type select exactly the matching corpus artifacts.',
-  'CAT-SEARCH-OFFERS': 'Every search item carries inline trust and one offer per live listing.',
-  'CAT-SEARCH-CURSOR': 'A cursor walk visits every match exactly once while artifacts are added.',
-  'CAT-SANDBOX-LINE': 'Sandbox tokens see only sandbox artifacts, reports and offers; live tokens never see them.',
-  'CAT-OFFER-ETAG': 'Offers carry a strong ETag; a matching If-None-Match gives 304.',
-  'CAT-OFFER-SCHEMA': 'Served offers validate against /schemas/offer-v1.json with an independent validator.',
-  'CAT-TRUST': 'Trust matches hand-computed values: no samples, all pass, old and new samples mixed.',
-  'CAT-SELLER-OPS': 'Sellers publish artifacts and editions and create, reprice and unlist listings, idempotently.',
-  'CAT-VALIDATION': 'Bad input on every catalog route gets a typed error and changes nothing.',
-  'CAT-ERRATA': 'Errata list by artifact and by purchases; the operator opens and closes them.',
-  'CAT-JUDGE': 'The judge is deterministic and versioned; numbers and negations contradict.',
-  'CAT-FORMAT': 'The documented artifact format example parses and judges as documented.',
-  'BUY-RULES': 'Each purchase refusal answers its exact status and code, in the documented order, and changes nothing.',
-  'BUY-JUDGE-ERRATA': 'A mandate rejecting open judge errata refuses artifacts judged by an affected version.',
-  'BUY-QUOTE-FRESH':
-    "A purchase sees a listing's reprice or unlisting at once, though the actor host caches quotes for a minute.",
-
-  'BUY-REFUND': 'A report missing its floor: held -> auto_refunded, balance restored, both events pollable.',
-  'BUY-RELEASE': 'A report meeting its floor: released, payout accrued, compliance bundle verifies independently.',
-  'BUY-DOUBLE-SPEND': 'Credits for exactly 3 purchases, 50 concurrent purchases: exactly 3 succeed.',
-  'BUY-IDEMPOTENT': 'A purchase replays under its key and conflicts under another body.',
-  'BUY-ORDERS': "GET /v1/orders lists the caller's orders newest first; another principal's order is invisible.",
-  'BUY-CONSERVATION':
-    'Under concurrent load, key retries and a killed actor host, money is conserved and nothing doubles.',
-  'MCP-ENDPOINT':
-    'POST /mcp (and POST /) serve initialize, tools/list and tools/call on the gateway itself; GET /mcp streams; DELETE ends.',
-  'MCP-TOOLS':
-    'tools/list is exactly the available table rows with a tool name; input schema = path + query + body (+ idempotency_key).',
-  'MCP-TABLE': 'Bad tool rows fail the boot-time table check; a row that becomes available becomes a tool by itself.',
-  'MCP-RESULTS':
-    'Tool results carry structuredContent and a JSON text block; refusals are isError with the typed error.',
-  'MCP-PARITY':
-    'The same cases through REST and MCP give the same status/code and body, validation and conflicts included.',
-  'MCP-IDEM-SHARED': 'A key used over REST replays over MCP and the other way round; the effect happens once.',
-  'MCP-AUTH': 'No or a bad token: 401 typed error with WWW-Authenticate resource_metadata; no usable scope: 403.',
-  'MCP-RESOURCE-METADATA': '/.well-known/oauth-protected-resource is RFC 9728 metadata naming the base URL.',
-  'MCP-ORIGIN':
-    'A foreign Origin gets 403 with the typed error; the base URL origin, listed origins and no Origin pass.',
-  'MCP-SESSIONS':
-    "Without Mcp-Session-Id 400; an ended, unknown or other principal's session 404; a foreign MCP-Protocol-Version 400.",
-  'MCP-SESSION-EXPIRY': 'A session idle for ASSAY_MCP_SESSION_IDLE_SECONDS ends (404); requests keep it alive.',
-  'MCP-LIMITS': 'Sessions per principal (429), open event streams per gateway (503) and body size (413) are bounded.',
-  'MCP-SCALE-OUT': 'A session opened through one gateway process serves calls through another, and ends everywhere.',
-  'MCP-VERSIONS': 'Clients of the 2025-06-18 revision and of the newest revision the SDK knows are both served.',
-  'MCP-INSPECTOR': 'The MCP Inspector CLI lists the tools and calls one, headless.',
-  'MCP-OUTAGE': 'With NATS down the endpoint answers 503 unavailable (typed); sessions survive and serve again after.',
-} as const;
+  'SPINE-ORDER-SCOPE': {
+    source: 'spec: What the service does (6)',
+    behaviour: 'Scope is checked before validation: a token without the scope and an invalid body gets 403.',
+  },
+  'SPINE-VALIDATION': {
+    source: 'spec: What the service does (6)',
+    behaviour: 'An invalid body, query or path gets 422 validation_failed and changes nothing.',
+  },
+  'SPINE-IDEM-KEY': {
+    source: 'spec: Endpoints',
+    behaviour: 'A mutating call without Idempotency-Key, or with one over 200 characters, gets 422.',
+  },
+  'SPINE-IDEM-REPLAY': {
+    source: 'spec: Endpoints',
+    behaviour: 'Same key and body replays the same status and body; the effect happens once.',
+  },
+  'SPINE-IDEM-CONFLICT': {
+    source: 'spec: Endpoints',
+    behaviour: 'Same key with another body gets 422 idempotency_conflict.',
+  },
+  'SPINE-IDEM-RETENTION': {
+    source: 'docs/architecture.md: Idempotency',
+    behaviour: 'An Idempotency-Key replays for the retention window and is forgotten after it.',
+  },
+  'SPINE-IDEM-INDEX': {
+    source: 'docs/architecture.md: Idempotency',
+    behaviour:
+      'Past the keys an actor keeps in memory, old keys replay or conflict from the index, and a miss the index cannot vouch for is refused as retryable.',
+  },
+  'BUY-IDEM-COLD': {
+    source: 'docs/architecture.md: Idempotency',
+    behaviour:
+      'With a principal past its in-memory keys, an old purchase key replays its order through PostgreSQL, a changed body conflicts, and a new key buys once.',
+  },
+  'SPINE-INVARIANTS': {
+    source: 'docs/money.md: Money rules',
+    behaviour: 'A fact that breaks a money invariant (balance mismatch, non-positive credit) is refused.',
+  },
+  'SPINE-CHECK-BEFORE-APPEND': {
+    source: 'docs/money.md: Money rules',
+    behaviour:
+      'A decided fact that would break an invariant is refused before it is appended: nothing reaches the stream and the actor keeps serving.',
+  },
+  'SPINE-PROJECTION-PARK': {
+    source: 'docs/operations.md: Parked facts',
+    behaviour:
+      'Text a store cannot hold is projected made storable; a fact the projection cannot write is parked with its error and alerted, and the facts after it are projected.',
+  },
+  'SPINE-NO-LISTENER-LEAK': {
+    source: 'docs/architecture.md: Services and background jobs (workers role)',
+    behaviour: 'Long-running jobs leave no listener behind on their stop signal; any process warning fails the suite.',
+  },
+  'SPINE-HANDLERS': {
+    source: 'docs/architecture.md: One operation table',
+    behaviour:
+      'Every available operation has a handler where it is dispatched and no handler serves another; a broken registry refuses to start.',
+  },
+  'SPINE-NATS-PATCHES': {
+    source: 'docs/architecture.md: Performance notes',
+    behaviour:
+      'The nats.js version the speed patches were written for is pinned, both patches are in place, and NATS failures are classified by error class and code.',
+  },
+  'SPINE-BAD-INPUT': {
+    source: 'spec: Errors',
+    behaviour:
+      'Numbers beyond any price, trust subjects that are not UUIDs and cursors a list did not hand out are 422, never 503.',
+  },
+  'BUY-SETTLE-LATE': {
+    source: 'spec: States and transitions (Order)',
+    behaviour:
+      'An order bought before its edition has a report stays held, and the sweeper settles it once the report lands.',
+  },
+  'SPINE-IDEM-CONCURRENT': {
+    source: 'spec: Endpoints',
+    behaviour: 'Concurrent requests with one key resolve to one execution and replays.',
+  },
+  'SPINE-AUTH': {
+    source: 'spec: Authentication (5)',
+    behaviour: 'No token, a tampered token or an expired token gets 401 unauthorized, remediation authenticate.',
+  },
+  'SPINE-TYPED-ERRORS': {
+    source: 'spec: Errors',
+    behaviour: 'Every agent route of the table answers the typed error object without a token.',
+  },
+  'SPINE-TRANSPORT': {
+    source: 'spec: Endpoints',
+    behaviour: 'Malformed JSON, a body over the limit, an unknown route and a wrong method get typed errors.',
+  },
+  'SPINE-OPENAPI': {
+    source: 'spec: What the service does (11)',
+    behaviour: '/openapi.json is valid OpenAPI 3.1 and lists every available operation of the table.',
+  },
+  'SPINE-ERROR-REGISTRY': {
+    source: 'spec: Errors',
+    behaviour: 'The error table, the OpenAPI document and the errors page agree: 15 codes, each anchored.',
+  },
+  'SPINE-SANDBOX': {
+    source: 'spec: Other routes on {base_url}',
+    behaviour: 'POST /sandbox/agents returns an ES256 token, test credits and an active test mandate.',
+  },
+  'SPINE-SANDBOX-RATE': {
+    source: 'spec: Errors',
+    behaviour: 'Sandbox registration is rate-limited per client address with 429 rate_limited.',
+  },
+  'SPINE-LEDGER': {
+    source: 'spec: GET /v1/ledger and GET /v1/payouts',
+    behaviour: 'GET /v1/ledger is newest first, cursor-paginated with bounded limit and stable entry ids.',
+  },
+  'SPINE-CONCURRENCY': {
+    source: 'docs/money.md: Money rules',
+    behaviour: '50 agents x 20 concurrent top-ups with replays: balances exact, projection equals stream.',
+  },
+  'SPINE-SHARDING': {
+    source: 'docs/architecture.md: Actors',
+    behaviour: 'Two actor hosts share shards; after kill -9 of one the other takes over; no 201 lost or doubled.',
+  },
+  'SPINE-NATS-OUTAGE': {
+    source: 'spec: Errors',
+    behaviour: 'With NATS stopped the gateway answers 503 unavailable promptly, and serves again after.',
+  },
+  'SPINE-REBUILD': {
+    source: 'docs/operations.md: Rebuilding projections',
+    behaviour: 'Dropping and rebuilding the ledger projection by replay gives identical rows.',
+  },
+  'SPINE-MIGRATE-LEDGER': {
+    source: 'docs/purchases.md: The ledger of a purchase',
+    behaviour:
+      'Migration 010 moves the ledger entries of purchases into their order rows and the ledger, pages and events read back the same entries.',
+  },
+  'SPINE-STARTUP': {
+    source: 'docs/architecture.md: Storage',
+    behaviour: 'With NATS or PostgreSQL unreachable, start exits at once naming the URL it tried.',
+  },
+  'SPINE-SHUTDOWN': {
+    source: 'docs/operations.md: Graceful stop',
+    behaviour: 'SIGTERM stops accepting, finishes in-flight requests and exits cleanly.',
+  },
+  'SPINE-LAYERS': {
+    source: 'docs/architecture.md: Layers',
+    behaviour: 'contracts imports nothing of ours; the gateway never imports actors or storage.',
+  },
+  'SPINE-CANONICAL': {
+    source: 'docs/verification.md: Reports',
+    behaviour:
+      'Request hashes and signed documents use RFC 8785 canonical JSON; non-JSON values are refused loudly, naming their path.',
+  },
+  'SPINE-LEASES': {
+    source: 'docs/architecture.md: Actors',
+    behaviour: 'Shard leases: claimed by CAS, renewed, rebalanced when hosts join and leave, taken over when lapsed.',
+  },
+  'SPINE-CONFIG-DOCS': {
+    source: 'docs/architecture.md: One operation table',
+    behaviour: "The README's configuration table is the one generated from the config schema.",
+  },
+  'SPINE-HTTP-HEAD': {
+    source: 'docs/operations.md: HEAD',
+    behaviour:
+      'HEAD on any route answers the status and headers of its GET (same checks and refusals) without content; answers without content (HEAD, 304) leave the connection serving the next request.',
+  },
+  'SPINE-HTTP-METHODS': {
+    source: 'docs/operations.md: Methods',
+    behaviour:
+      'OPTIONS, TRACE, CONNECT and other unserved methods get the typed 404 (with Allow on a known path); a method the HTTP parser does not know closes the connection at once and the server keeps serving.',
+  },
+  'SPINE-HTTP-LIMITS': {
+    source: 'docs/operations.md: What uWS never hands over',
+    behaviour:
+      'The limits of the HTTP layer hold as documented: 48 header lines are served and more get no answer, without disturbing other connections.',
+  },
+  'SPINE-HTTP-ROUTER': {
+    source: "docs/architecture.md: The gateway's HTTP layer",
+    behaviour:
+      'The router matches exact and parameterised paths (trailing slash ignored), maps HEAD to GET, lists Allow for a wrong method, and percent-decodes parameters, flagging malformed ones.',
+  },
+  'SPINE-HTTP-ADMISSION': {
+    source: 'docs/operations.md: Limits',
+    behaviour:
+      'An abandoned upload gives its in-flight slot back: after more abandoned uploads than ASSAY_INFLIGHT_MAX normal calls succeed, and a graceful stop is not held up by them.',
+  },
+  'SPINE-HTTP-BODY-TIMEOUT': {
+    source: 'docs/operations.md: Limits',
+    behaviour:
+      'A body that does not arrive within ASSAY_BODY_READ_TIMEOUT_MS gets 400 validation_failed at about that time, the connection is closed, nothing changes, and its slot comes back.',
+  },
+  'SPINE-TEXT': {
+    source: 'spec: Errors',
+    behaviour:
+      'NUL or a lone surrogate in any string (body values and property names, query, path, Idempotency-Key, MCP arguments, sandbox registration) gets 422 validation_failed naming where, and changes nothing.',
+  },
+  'SPINE-DEPTH': {
+    source: 'spec: Errors',
+    behaviour:
+      'A request value nested deeper than 32 levels (REST or MCP) gets 422 validation_failed before schema validation, and changes nothing.',
+  },
+  'SPINE-NO-INTERNALS': {
+    source: 'spec: Resources and their fields (Error object)',
+    behaviour:
+      'A 503 unavailable carries a stable message; what the NATS library said and the subject go to the log with the request id.',
+  },
+  'SPINE-HEALTH': {
+    source: 'spec: Other routes on {base_url}',
+    behaviour:
+      '/healthz shows the live alerts of the health bucket: degraded while one is raised, ok again when it is deleted, always HTTP 200.',
+  },
+  'CAT-REPORT-OFFLINE': {
+    source: 'spec: Authentication (6)',
+    behaviour: 'A report verifies offline (node:crypto alone), digest = sha256(RFC 8785); any change fails it.',
+  },
+  'CAT-KEY-ROTATION': {
+    source: 'spec: Authentication (6)',
+    behaviour: 'After a report key rotation, reports signed by the old and the new key both verify.',
+  },
+  'CAT-REPORT-ROUTE': {
+    source: 'spec: GET /v1/reports/{digest}',
+    behaviour: 'GET /v1/reports/{digest}: malformed digest 422, unknown 404.',
+  },
+  'CAT-VERIFY-CLI': {
+    source: 'spec: Routes on {web_url}',
+    behaviour: '`assay verify-report` checks a report with only the public keys and says what failed.',
+  },
+  'CAT-SEARCH-FILTERS': {
+    source: 'spec: GET /v1/search',
+    behaviour: 'Search filters floor, max_price, topic and type select exactly the matching corpus artifacts.',
+  },
+  'CAT-SEARCH-OFFERS': {
+    source: 'spec: GET /v1/search',
+    behaviour: 'Every search item carries inline trust and one offer per live listing.',
+  },
+  'CAT-SEARCH-CURSOR': {
+    source: 'spec: GET /v1/search',
+    behaviour: 'A cursor walk visits every match exactly once while artifacts are added.',
+  },
+  'CAT-SANDBOX-LINE': {
+    source: 'spec: Authentication (3)',
+    behaviour: 'Sandbox tokens see only sandbox artifacts, reports and offers; live tokens never see them.',
+  },
+  'CAT-OFFER-ETAG': {
+    source: 'spec: Routes on {web_url}',
+    behaviour: 'Offers carry a strong ETag; a matching If-None-Match gives 304.',
+  },
+  'CAT-OFFER-SCHEMA': {
+    source: 'spec: Resources and their fields (Other records)',
+    behaviour: 'Served offers validate against /schemas/offer-v1.json with an independent validator.',
+  },
+  'CAT-TRUST': {
+    source: 'spec: GET /v1/trust/{subject}',
+    behaviour: 'Trust matches hand-computed values: no samples, all pass, old and new samples mixed.',
+  },
+  'CAT-SELLER-OPS': {
+    source: 'docs/verification.md: The artifact format',
+    behaviour: 'Sellers publish artifacts and editions and create, reprice and unlist listings, idempotently.',
+  },
+  'CAT-VALIDATION': {
+    source: 'spec: Errors',
+    behaviour: 'Bad input on every catalog route gets a typed error and changes nothing.',
+  },
+  'CAT-ERRATA': {
+    source: 'spec: GET /v1/errata',
+    behaviour: 'Errata list by artifact and by purchases; the operator opens and closes them.',
+  },
+  'CAT-JUDGE': {
+    source: 'docs/verification.md: The judge',
+    behaviour: 'The judge is deterministic and versioned; numbers and negations contradict.',
+  },
+  'CAT-FORMAT': {
+    source: 'docs/verification.md: The artifact format',
+    behaviour: 'The documented artifact format example parses and judges as documented.',
+  },
+  'BUY-RULES': {
+    source: 'spec: POST /v1/orders',
+    behaviour: 'Each purchase refusal answers its exact status and code, in the documented order, and changes nothing.',
+  },
+  'BUY-JUDGE-ERRATA': {
+    source: 'spec: POST /v1/orders',
+    behaviour: 'A mandate rejecting open judge errata refuses artifacts judged by an affected version.',
+  },
+  'BUY-QUOTE-FRESH': {
+    source: 'spec: POST /v1/orders',
+    behaviour:
+      "A purchase sees a listing's reprice or unlisting at once, though the actor host caches quotes for a minute.",
+  },
+  'BUY-REFUND': {
+    source: 'spec: States and transitions (Order)',
+    behaviour: 'A report missing its floor: held -> auto_refunded, balance restored, both events pollable.',
+  },
+  'BUY-RELEASE': {
+    source: 'spec: States and transitions (Order)',
+    behaviour: 'A report meeting its floor: released, payout accrued, compliance bundle verifies independently.',
+  },
+  'BUY-DOUBLE-SPEND': {
+    source: 'docs/money.md: Money rules',
+    behaviour: 'Credits for exactly 3 purchases, 50 concurrent purchases: exactly 3 succeed.',
+  },
+  'BUY-IDEMPOTENT': {
+    source: 'spec: Endpoints',
+    behaviour: 'A purchase replays under its key and conflicts under another body.',
+  },
+  'BUY-ORDERS': {
+    source: 'spec: GET /v1/orders',
+    behaviour: "GET /v1/orders lists the caller's orders newest first; another principal's order is invisible.",
+  },
+  'BUY-CONSERVATION': {
+    source: 'docs/money.md: Money rules',
+    behaviour: 'Under concurrent load, key retries and a killed actor host, money is conserved and nothing doubles.',
+  },
+  'MCP-ENDPOINT': {
+    source: 'spec: Other routes on {base_url}',
+    behaviour:
+      'POST /mcp (and POST /) serve initialize, tools/list and tools/call on the gateway itself; GET /mcp streams; DELETE ends.',
+  },
+  'MCP-TOOLS': {
+    source: 'spec: Agent routes on {base_url}',
+    behaviour:
+      'tools/list is exactly the available table rows with a tool name; input schema = path + query + body (+ idempotency_key).',
+  },
+  'MCP-TABLE': {
+    source: 'docs/mcp.md: Tools from the table',
+    behaviour: 'Bad tool rows fail the boot-time table check; a row that becomes available becomes a tool by itself.',
+  },
+  'MCP-RESULTS': {
+    source: 'docs/mcp.md: Error mapping',
+    behaviour: 'Tool results carry structuredContent and a JSON text block; refusals are isError with the typed error.',
+  },
+  'MCP-PARITY': {
+    source: 'spec: What the service does (6)',
+    behaviour:
+      'The same cases through REST and MCP give the same status/code and body, validation and conflicts included.',
+  },
+  'MCP-IDEM-SHARED': {
+    source: 'docs/mcp.md: One pipeline, shared idempotency',
+    behaviour: 'A key used over REST replays over MCP and the other way round; the effect happens once.',
+  },
+  'MCP-AUTH': {
+    source: 'spec: Authentication (5)',
+    behaviour: 'No or a bad token: 401 typed error with WWW-Authenticate resource_metadata; no usable scope: 403.',
+  },
+  'MCP-RESOURCE-METADATA': {
+    source: 'spec: Other routes on {base_url}',
+    behaviour: '/.well-known/oauth-protected-resource is RFC 9728 metadata naming the base URL.',
+  },
+  'MCP-ORIGIN': {
+    source: 'docs/mcp.md: Origin policy',
+    behaviour:
+      'A foreign Origin gets 403 with the typed error; the base URL origin, listed origins and no Origin pass.',
+  },
+  'MCP-SESSIONS': {
+    source: 'docs/mcp.md: Sessions',
+    behaviour:
+      "Without Mcp-Session-Id 400; an ended, unknown or other principal's session 404; a foreign MCP-Protocol-Version 400.",
+  },
+  'MCP-SESSION-EXPIRY': {
+    source: 'docs/mcp.md: Sessions',
+    behaviour: 'A session idle for ASSAY_MCP_SESSION_IDLE_SECONDS ends (404); requests keep it alive.',
+  },
+  'MCP-LIMITS': {
+    source: 'docs/mcp.md: Sessions',
+    behaviour: 'Sessions per principal (429), open event streams per gateway (503) and body size (413) are bounded.',
+  },
+  'MCP-SCALE-OUT': {
+    source: 'docs/mcp.md: Sessions',
+    behaviour: 'A session opened through one gateway process serves calls through another, and ends everywhere.',
+  },
+  'MCP-VERSIONS': {
+    source: 'docs/mcp.md: Protocol revisions',
+    behaviour: 'Clients of the 2025-06-18 revision and of the newest revision the SDK knows are both served.',
+  },
+  'MCP-INSPECTOR': {
+    source: 'docs/mcp.md: Endpoint',
+    behaviour: 'The MCP Inspector CLI lists the tools and calls one, headless.',
+  },
+  'MCP-OUTAGE': {
+    source: 'spec: Errors',
+    behaviour: 'With NATS down the endpoint answers 503 unavailable (typed); sessions survive and serve again after.',
+  },
+} as const satisfies Record<string, { source: string; behaviour: string }>;
 
 export type RequirementId = keyof typeof requirements;

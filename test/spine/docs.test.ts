@@ -27,3 +27,49 @@ test('every requirement in test/requirements.ts is cited by a test', () => {
   const unknown = [...cited].filter((id) => !(id in requirements));
   assert.deepEqual(unknown, [], 'tests cite ids that are not in test/requirements.ts');
 });
+
+/** The sections of the interface spec a requirement may cite (its headings and the numbered lists it refers to). */
+const specSections = [
+  'What the service does',
+  'Resources and their fields',
+  'States and transitions',
+  'Endpoints',
+  'Agent routes on {base_url}',
+  'GET /v1/search',
+  'GET /v1/reports/{digest}',
+  'GET /v1/trust/{subject}',
+  'GET /v1/errata',
+  'POST /v1/orders',
+  'GET /v1/orders',
+  'GET /v1/orders/{order_id}/compliance-bundle',
+  'POST /v1/subscriptions',
+  'POST /v1/topups',
+  'GET /v1/balance',
+  'GET /v1/ledger and GET /v1/payouts',
+  'Other routes on {base_url}',
+  'Routes on {web_url}',
+  'Context-file API',
+  'Authentication',
+  'Events',
+  'Errors',
+  'Limits',
+  'Versioning',
+];
+
+test('every requirement names where it comes from: a spec section, or a heading of a doc in this repository', () => {
+  const docsDir = new URL('../../', import.meta.url);
+  for (const [id, r] of Object.entries(requirements)) {
+    const spec = /^spec: (.+?)(?: \(.+\))?$/.exec(r.source);
+    if (spec) {
+      assert.ok(specSections.includes(spec[1]!), `${id}: no spec section ${spec[1]}`);
+      continue;
+    }
+    const doc = /^(docs\/[a-z]+\.md): (.+)$/.exec(r.source);
+    assert.ok(doc, `${id}: source ${r.source} is neither spec: nor docs/`);
+    const headings = readFileSync(new URL(doc[1]!, docsDir), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('#'))
+      .map((l) => l.replace(/^#+\s*/, ''));
+    assert.ok(headings.includes(doc[2]!), `${id}: ${doc[1]} has no heading "${doc[2]}"`);
+  }
+});
