@@ -16,6 +16,7 @@ import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import { expectedLedger } from '../support/ledger.ts';
 import {
   type Agent,
+  backgroundLoad,
   eventually,
   ledgerFacts,
   projectedLedger,
@@ -115,8 +116,6 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
     rejectTakeover = reject;
   });
   takenOver.catch(() => {});
-  let running = true;
-  let loadFailure: unknown = null;
   /** A purchase, counted as in flight (each agent has one request out at a time) until it is answered. */
   const buy = async (agent: Agent, body: object, key: string) => {
     inFlight.add(agent.principalId);
@@ -127,57 +126,46 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
     }
   };
 
-  const load = agents.map(async (agent, ai) => {
-    for (let i = 0; running; i++) {
-      const key = `${ai}-${i}`;
-      const l = listings[(ai * 7 + i) % listings.length]!;
-      const body = { listing_id: l.id, formats: ['md'] };
-      const sentIn = phase;
-      let r = await buy(agent, body, key);
-      const label = r.status === 201 ? '201' : `${r.status} ${r.body.code}`;
-      statuses.set(label, (statuses.get(label) ?? 0) + 1);
-      if (r.status === 503) {
-        // The handover: retry the same key once the survivor holds every shard. It replays what the killed host
-        // committed, or buys now, once.
-        assert.equal(r.body.code, 'unavailable');
-        await takenOver;
-        r = await eventually(
-          `retry of ${key}`,
-          async () => {
-            const x = await buy(agent, body, key);
-            return x.status === 503 ? undefined : x;
-          },
-          20_000,
-        );
+  const { whileLoading, finish } = backgroundLoad((running) =>
+    agents.map(async (agent, ai) => {
+      for (let i = 0; running(); i++) {
+        const key = `${ai}-${i}`;
+        const l = listings[(ai * 7 + i) % listings.length]!;
+        const body = { listing_id: l.id, formats: ['md'] };
+        const sentIn = phase;
+        let r = await buy(agent, body, key);
+        const label = r.status === 201 ? '201' : `${r.status} ${r.body.code}`;
+        statuses.set(label, (statuses.get(label) ?? 0) + 1);
+        if (r.status === 503) {
+          // The handover: retry the same key once the survivor holds every shard. It replays what the killed host
+          // committed, or buys now, once.
+          assert.equal(r.body.code, 'unavailable');
+          await takenOver;
+          r = await eventually(
+            `retry of ${key}`,
+            async () => {
+              const x = await buy(agent, body, key);
+              return x.status === 503 ? undefined : x;
+            },
+            20_000,
+          );
+        }
+        if (r.status === 201) {
+          accepted.set(key, { principalId: agent.principalId, orderId: r.body.order_id });
+          if (sentIn === 'before kill') boughtBeforeKill.add(agent.principalId);
+          if (sentIn === 'after takeover') boughtAfterTakeover.add(agent.principalId);
+        } else {
+          assert.ok(r.status === 409 && r.body.code === 'insufficient_credits', JSON.stringify(r.body));
+        }
+        // Retry a used key now and then: it replays the same order, never buys twice.
+        if (i % 4 === 1 && r.status === 201) {
+          const again = await buy(agent, body, key);
+          assert.ok(again.status === 201 || again.status === 503, `retry got ${again.status}`);
+          if (again.status === 201) assert.equal(again.body.order_id, r.body.order_id);
+        }
       }
-      if (r.status === 201) {
-        accepted.set(key, { principalId: agent.principalId, orderId: r.body.order_id });
-        if (sentIn === 'before kill') boughtBeforeKill.add(agent.principalId);
-        if (sentIn === 'after takeover') boughtAfterTakeover.add(agent.principalId);
-      } else {
-        assert.ok(r.status === 409 && r.body.code === 'insufficient_credits', JSON.stringify(r.body));
-      }
-      // Retry a used key now and then: it replays the same order, never buys twice.
-      if (i % 4 === 1 && r.status === 201) {
-        const again = await buy(agent, body, key);
-        assert.ok(again.status === 201 || again.status === 503, `retry got ${again.status}`);
-        if (again.status === 201) assert.equal(again.body.order_id, r.body.order_id);
-      }
-    }
-  });
-  const loadDone = Promise.all(load).catch((err) => {
-    loadFailure = err;
-    running = false;
-  });
-  const whileLoading = <T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number) =>
-    eventually(
-      what,
-      async () => {
-        if (loadFailure) throw new Error(`the load failed: ${String(loadFailure)}`);
-        return check();
-      },
-      timeoutMs,
-    );
+    }),
+  );
 
   // Kill only once every agent has bought, and while purchases are in flight on the victim's shards.
   await whileLoading(
@@ -212,9 +200,7 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
     async () => ([...victimAgents].every((p) => boughtAfterTakeover.has(p)) ? true : undefined),
     30_000,
   );
-  running = false;
-  await loadDone;
-  if (loadFailure) throw loadFailure;
+  await finish();
 
   // Quiescence: every held order settled (all reports exist), and the projections caught up.
   await eventually(

@@ -8,7 +8,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { actorKinds, type LedgerFact } from '../../contracts/index.ts';
 import { startRoleProcess, type RoleProcess } from '../support/processes.ts';
-import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
+import { type Agent, backgroundLoad, eventually, startSystem, type TestSystem } from '../support/system.ts';
 
 const leaseTtlMs = 2000;
 const leaseRenewMs = 500;
@@ -88,8 +88,6 @@ test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled t
   const toppedUpAfterTakeover = new Set<string>();
   const inFlight = new Set<string>();
   let phase: 'before kill' | 'handover' | 'after takeover' = 'before kill';
-  let running = true;
-  let loadFailure: unknown = null;
   /** A top-up, counted as in flight (each agent has one request out at a time) until it is answered. */
   const topUp = async (agent: Agent, credits: number, key: string) => {
     inFlight.add(agent.principalId);
@@ -99,42 +97,31 @@ test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled t
       inFlight.delete(agent.principalId);
     }
   };
-  const load = agents.map(async (agent, ai) => {
-    for (let i = 0; running; i++) {
-      const key = `${ai}-${i}`;
-      const credits = (i % 5) + 1;
-      const sentIn = phase;
-      const r = await topUp(agent, credits, key);
-      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-      if (r.status === 201) {
-        accepted.set(key, { principalId: agent.principalId, credits });
-        if (sentIn === 'before kill') toppedUpBeforeKill.add(agent.principalId);
-        if (sentIn === 'after takeover') toppedUpAfterTakeover.add(agent.principalId);
-      } else if (r.status === 503) {
-        assert.equal(r.body.code, 'unavailable');
-        assert.equal(r.body.retryable, true);
-        unresolved.set(key, { agent, credits });
-      } else assert.fail(`unexpected ${r.status} ${JSON.stringify(r.body)}`);
-      // Replay a used key now and then: it must replay, never apply again.
-      if (i % 7 === 3 && accepted.has(key)) {
-        const again = await topUp(agent, credits, key);
-        assert.ok(again.status === 201 || again.status === 503, `replay got ${again.status}`);
+  const { whileLoading, finish } = backgroundLoad((running) =>
+    agents.map(async (agent, ai) => {
+      for (let i = 0; running(); i++) {
+        const key = `${ai}-${i}`;
+        const credits = (i % 5) + 1;
+        const sentIn = phase;
+        const r = await topUp(agent, credits, key);
+        statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+        if (r.status === 201) {
+          accepted.set(key, { principalId: agent.principalId, credits });
+          if (sentIn === 'before kill') toppedUpBeforeKill.add(agent.principalId);
+          if (sentIn === 'after takeover') toppedUpAfterTakeover.add(agent.principalId);
+        } else if (r.status === 503) {
+          assert.equal(r.body.code, 'unavailable');
+          assert.equal(r.body.retryable, true);
+          unresolved.set(key, { agent, credits });
+        } else assert.fail(`unexpected ${r.status} ${JSON.stringify(r.body)}`);
+        // Replay a used key now and then: it must replay, never apply again.
+        if (i % 7 === 3 && accepted.has(key)) {
+          const again = await topUp(agent, credits, key);
+          assert.ok(again.status === 201 || again.status === 503, `replay got ${again.status}`);
+        }
       }
-    }
-  });
-  const loadDone = Promise.all(load).catch((err) => {
-    loadFailure = err;
-    running = false;
-  });
-  const whileLoading = <T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number) =>
-    eventually(
-      what,
-      async () => {
-        if (loadFailure) throw new Error(`the load failed: ${String(loadFailure)}`);
-        return check();
-      },
-      timeoutMs,
-    );
+    }),
+  );
 
   // Kill once every agent has topped up, while top-ups are in flight on the host killed.
   await whileLoading(
@@ -167,9 +154,7 @@ test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled t
     async () => ([...victimAgents].every((p) => toppedUpAfterTakeover.has(p)) ? true : undefined),
     30_000,
   );
-  running = false;
-  await loadDone;
-  if (loadFailure) throw loadFailure;
+  await finish();
 
   // Resolve every 503 by retrying its key: it either replays the original effect or applies it now, once.
   for (const [key, { agent, credits }] of unresolved) {

@@ -3,24 +3,14 @@
 // amount, a purchase holds the price (a debit), a release spends the held price (moves 0 available credits), a
 // refund returns it. Facts that move no money make no entry.
 import type { LedgerFact } from '../../contracts/index.ts';
+import type { LedgerRow } from '../../storage/index.ts';
 
-export interface ExpectedEntry {
-  stream_seq: number;
-  id: string;
-  principal_id: string;
-  type: string;
-  amount_cents: number;
-  balance_after_cents: number;
-  reference: string | null;
-  run_id: string | null;
-  sandbox: boolean;
-  created_at: string;
-}
+export type ExpectedEntry = LedgerRow;
 
 export function expectedLedger(facts: { seq: number; fact: LedgerFact }[]): ExpectedEntry[] {
   const out: ExpectedEntry[] = [];
   for (const { seq, fact: f } of facts) {
-    const entry = (type: string, amount: number, reference: string, runId: string | null) =>
+    const entry = (type: LedgerRow['type'], amount: number, reference: string, runId: string | null) =>
       out.push({
         stream_seq: seq,
         id: f.id,

@@ -104,6 +104,36 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
   }
 }
 
+/**
+ * A background load the test waits alongside: `whileLoading` is `eventually`, but fails at once if the load failed;
+ * `finish` stops it (the load's loops read `running()`), waits for it and rethrows its failure.
+ */
+export function backgroundLoad(start: (running: () => boolean) => Promise<unknown>[]) {
+  let running = true;
+  let failure: unknown = null;
+  const done = Promise.all(start(() => running)).catch((err) => {
+    failure = err;
+    running = false;
+  });
+  return {
+    whileLoading<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+      return eventually(
+        what,
+        async () => {
+          if (failure) throw new Error(`the load failed: ${String(failure)}`);
+          return check();
+        },
+        timeoutMs,
+      );
+    },
+    async finish(): Promise<void> {
+      running = false;
+      await done;
+      if (failure) throw failure;
+    },
+  };
+}
+
 /** Remove the namespace and database of an environment made by systemEnv (for systems run as child processes). */
 export async function dropEnv(env: Record<string, string>): Promise<void> {
   const nc = await connectNats(env.NATS_URL!, 'assay-test-cleanup');
