@@ -6,7 +6,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { CallToolResultSchema, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { mcpIdempotencyKeyArgument, operations } from '../../contracts/index.ts';
 import { isTypedError } from '../support/http.ts';
-import { connectMcp, outcome, rawMcp } from '../support/mcp.ts';
+import { connectMcp, outcome, rawMcp, rawToolCall } from '../support/mcp.ts';
 import { type Agent, startSystem, type TestSystem } from '../support/system.ts';
 import { mintToken } from '../support/tokens.ts';
 
@@ -142,10 +142,31 @@ test('[MCP-RESULTS] a tool the token lacks the scope for is an isError result wi
 
 test('[MCP-ENDPOINT] the root URL serves the same endpoint as /mcp (POST, GET and DELETE)', async () => {
   const { client, transport } = await connectMcp(sys.baseUrl, agent.token, { path: '/' });
-  assert.ok(transport.sessionId);
+  const sessionId = transport.sessionId!;
+  assert.ok(sessionId);
   const r = await client.callTool({ name: 'get_balance', arguments: {} });
   assert.equal((r.structuredContent as any).currency, 'credit');
-  await transport.terminateSession();
+  // GET opens the session's event stream: 200, text/event-stream, and the stream's first bytes.
+  const stop = new AbortController();
+  const stream = await fetch(`${sys.baseUrl}/`, {
+    headers: {
+      accept: 'text/event-stream',
+      authorization: `Bearer ${agent.token}`,
+      'mcp-session-id': sessionId,
+      'mcp-protocol-version': transport.protocolVersion ?? '2025-06-18',
+    },
+    signal: stop.signal,
+  });
+  assert.equal(stream.status, 200);
+  assert.match(stream.headers.get('content-type') ?? '', /^text\/event-stream/);
+  const first = await stream.body!.getReader().read();
+  assert.match(new TextDecoder().decode(first.value), /^: stream open/);
+  stop.abort();
+  // DELETE ends the session: 200, and the session is gone for the next request.
+  const ended = await rawMcp(sys.baseUrl, { method: 'DELETE', path: '/', token: agent.token, sessionId });
+  assert.equal(ended.status, 200);
+  const after = await rawToolCall(sys.baseUrl, { token: agent.token, sessionId, name: 'get_balance' });
+  assert.equal(after.status, 404);
   await client.close();
 });
 

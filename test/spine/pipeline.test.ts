@@ -22,11 +22,15 @@ const balance = async (token = agent.token) =>
 
 describe('pipeline order', () => {
   test('[SPINE-ORDER-SCOPE] a token without the scope posting an invalid body gets 403 forbidden', async () => {
+    const before = await balance();
     const token = await mintToken(sys.config, { principalId: agent.principalId, scopes: ['read:artifact'] });
     const r = await sys.call('POST', '/v1/topups', { token, body: { credits: 'many', extra: 1 }, key: 'k-scope' });
     assert.equal(r.status, 403);
     assert.ok(isTypedError(r.body, 'forbidden'));
     assert.equal(r.body.remediation, 'request_scope');
+    const valid = await sys.call('POST', '/v1/topups', { token, body: { credits: 1 }, key: 'k-scope-valid' });
+    assert.equal(valid.status, 403, 'a valid body does not get past the missing scope either');
+    assert.equal(await balance(), before, 'nothing was credited');
   });
 
   test('[SPINE-VALIDATION] a valid token with an invalid body gets 422 validation_failed and credits nothing', async () => {
@@ -108,6 +112,7 @@ describe('pipeline order', () => {
   });
 
   test('[SPINE-AUTH] no token, a tampered token or an expired token gets 401 with remediation authenticate', async () => {
+    const before = await balance();
     const [head, payload, sig] = agent.token.split('.');
     const forged = Buffer.from(payload!, 'base64url')
       .toString()
@@ -139,6 +144,7 @@ describe('pipeline order', () => {
       assert.equal(r.body.remediation, 'authenticate');
       assert.match(r.headers.get('www-authenticate') ?? '', /^Bearer resource_metadata="/);
     }
+    assert.equal(await balance(), before, 'nothing was credited');
   });
 });
 
