@@ -185,6 +185,49 @@ export const configKeys = {
     int(1, 1000),
     'Editions one worker process verifies at a time.',
   ),
+  judge: key(
+    'ASSAY_JUDGE',
+    'builtin',
+    (raw: string) => {
+      if (raw !== 'builtin' && raw !== 'openai') throw new Error('expected builtin or openai');
+      return raw as string;
+    },
+    'Which judge verifies claims: builtin (deterministic rules, no network) or openai (a model on any OpenAI-compatible endpoint).',
+  ),
+  judgeUrl: key(
+    'ASSAY_JUDGE_URL',
+    '',
+    str,
+    'Base URL of the OpenAI-compatible endpoint for ASSAY_JUDGE=openai, e.g. http://127.0.0.1:8080/v1 (llama.cpp) or http://127.0.0.1:11434/v1 (Ollama).',
+    '(none)',
+  ),
+  judgeModel: key('ASSAY_JUDGE_MODEL', '', str, 'Model to ask for ASSAY_JUDGE=openai.', '(none)'),
+  judgeApiKey: key(
+    'ASSAY_JUDGE_API_KEY',
+    '',
+    str,
+    'API key for the judge endpoint; ASSAY_JUDGE_API_KEY_FILE names a file holding it instead.',
+    '(none)',
+  ),
+  judgeApiKeyFile: key('ASSAY_JUDGE_API_KEY_FILE', '', str, 'A file whose content is the judge API key.', '(none)'),
+  judgeConcurrency: key(
+    'ASSAY_JUDGE_CONCURRENCY',
+    8,
+    int(1, 1000),
+    'Requests to the judge endpoint one worker process has in flight at most.',
+  ),
+  judgeTimeoutMs: key(
+    'ASSAY_JUDGE_TIMEOUT_MS',
+    30_000,
+    int(100, 600_000),
+    'How long one request to the judge endpoint may take before it is retried.',
+  ),
+  reportWaitSeconds: key(
+    'ASSAY_REPORT_WAIT_SECONDS',
+    86_400,
+    int(1, 31_536_000),
+    "How long an order waits for its edition's report (the judge unreachable, the edition pending) before its escrow is refunded with the reason recorded; 24 hours by default.",
+  ),
   tokenTtlSeconds: key('ASSAY_TOKEN_TTL_SECONDS', 86_400, int(60, 31_536_000), 'Lifetime of a sandbox agent token.'),
   trustProxy: key(
     'ASSAY_TRUST_PROXY',
