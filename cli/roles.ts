@@ -134,7 +134,15 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
     await ensureActiveKey(sql, 'token', systemClock);
     await ensureActiveKey(sql, 'report', systemClock);
     const deps = { nc, sql, names, config, clock: systemClock, ids: randomIds };
-    const settlementDeps = { nc, sql, names, log, timeoutMs: config.requestTimeoutMs };
+    const settlementDeps = {
+      nc,
+      sql,
+      names,
+      log,
+      clock: systemClock,
+      timeoutMs: config.requestTimeoutMs,
+      reportWaitMs: config.reportWaitSeconds * 1000,
+    };
     const alerts = healthAlerts(buckets.health, systemClock.nowIso, (err) => log.warn({ err }, 'health alert failed'));
     const projector = { log, alerts };
     const subs = [

@@ -81,20 +81,26 @@ interface SettlementFields {
   artifactId: string;
   sellerPrincipalId: string;
   agentId: string;
-  reportDigest: string;
-  meanEntailment: number;
   floor: number;
 }
 
 /** The edition's report met the floor: the held price is spent and accrues to the seller's payouts. */
 export interface EscrowReleasedFact extends FactBase, SettlementFields {
   type: 'escrow_released';
+  reportDigest: string;
+  meanEntailment: number;
 }
 
-/** The edition's report missed the floor: the held price returns to the buyer's available credits. */
-export interface EscrowRefundedFact extends FactBase, SettlementFields {
-  type: 'escrow_refunded';
-}
+/**
+ * The held price returns to the buyer's available credits: the edition's report missed the floor (`reason` absent
+ * or `floor_missed`, with the report), or no report arrived within the wait bound (`no_report`: nothing was judged,
+ * so there is no report and no trust sample).
+ */
+export type EscrowRefundedFact = FactBase &
+  SettlementFields & { type: 'escrow_refunded' } & (
+    | { reason?: 'floor_missed'; reportDigest: string; meanEntailment: number }
+    | { reason: 'no_report'; reportDigest: null; meanEntailment: null; waitedSeconds: number }
+  );
 
 /** Facts on a principal's ledger subject (`<ns>.ledger.<principalId>`). */
 export type LedgerFact =

@@ -85,11 +85,22 @@ export const GrantSandbox = Type.Object({
 
 export const GrantSandboxReply = Type.Object({ balance_cents: Type.Integer(), mandate: MandateRecord });
 
-export const SettleCommand = Type.Object({
-  orderId: S.Uuid(),
-  reportDigest: S.Sha256,
-  meanEntailment: Type.Number({ minimum: 0, maximum: 1 }),
-});
+/**
+ * Settle one held order: with its edition's report (released if it meets the order's floor, refunded if not), or
+ * without one when the report did not arrive in time (ASSAY_REPORT_WAIT_SECONDS): refunded, nothing judged.
+ */
+export const SettleCommand = Type.Union([
+  Type.Object({
+    orderId: S.Uuid(),
+    reportDigest: S.Sha256,
+    meanEntailment: Type.Number({ minimum: 0, maximum: 1 }),
+  }),
+  Type.Object({
+    orderId: S.Uuid(),
+    /** How long the order waited for a report before this command refunds it. */
+    noReportAfterSeconds: Type.Integer({ minimum: 0 }),
+  }),
+]);
 
 export const IdempotencyLookup = Type.Object({
   /** `[principalId, key]` pairs. */

@@ -149,6 +149,10 @@ export const Order = Type.Object({
   idempotencyKey: Type.String(),
   priceSnapshotId: Type.Union([Type.String(), Type.Null()]),
   runId: Type.Union([Type.String(), Type.Null()]),
+  refundReason: Type.Union([Type.Literal('floor_missed'), Type.Literal('no_report'), Type.Null()], {
+    description:
+      'Why an auto_refunded order was refunded: its report missed the floor, or no report arrived within the wait bound (nothing was judged). null otherwise.',
+  }),
   sandbox: Type.Boolean(),
   createdAt: Timestamp(),
   updatedAt: Timestamp(),
@@ -188,16 +192,34 @@ export const ComplianceBundle = Type.Object({
       created_at: Timestamp(),
       updated_at: Timestamp(),
     }),
-    report: Type.Object({
-      digest: Sha256,
-      url: Type.String({ format: 'uri' }),
-      pipeline_version: Type.String(),
-      created_at: Timestamp(),
-      signing_key_id: Type.String(),
-      signature: Type.String(),
+    report: Type.Union(
+      [
+        Type.Object({
+          digest: Sha256,
+          url: Type.String({ format: 'uri' }),
+          pipeline_version: Type.String(),
+          created_at: Timestamp(),
+          signing_key_id: Type.String(),
+          signature: Type.String(),
+        }),
+        Type.Null(),
+      ],
+      { description: 'null when the order was refunded because no report arrived (outcome.reason no_report).' },
+    ),
+    judge: Type.Union([
+      Type.Object({ model: Type.String(), prompt_version: Type.String(), prompt_hash: Sha256 }),
+      Type.Null(),
+    ]),
+    outcome: Type.Object({
+      kind: Type.String({ description: 'cleared_escrow or refunded_escrow.' }),
+      reason: Type.Optional(
+        Type.String({
+          description:
+            'For a refund: floor_missed (the report missed the floor) or no_report (no report within the wait bound).',
+        }),
+      ),
+      recorded_at: Timestamp(),
     }),
-    judge: Type.Object({ model: Type.String(), prompt_version: Type.String(), prompt_hash: Sha256 }),
-    outcome: Type.Object({ kind: Type.String(), recorded_at: Timestamp() }),
     issued_at: Timestamp(),
   }),
   signature: Type.Object({ keyId: Type.String(), alg: Type.Literal('ES256'), value: Type.String() }),

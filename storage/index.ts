@@ -81,6 +81,7 @@ export {
   getOrder,
   type OrderRow,
   ordersPage,
+  ordersWithoutReport,
   payoutsPage,
   purchasedArtifactIds,
   settleableOrders,

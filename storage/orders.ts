@@ -19,6 +19,7 @@ export interface OrderRow {
   idempotency_key: string;
   price_snapshot_id: string;
   report_digest: string | null;
+  refund_reason: 'floor_missed' | 'no_report' | null;
   sandbox: boolean;
   held_seq: number;
   held_fact_id: string;
@@ -81,6 +82,7 @@ export interface EntryWithOrderRow {
   created_at: Date;
   listing_id: string | null;
   escrow_cents: number | null;
+  refund_reason: 'floor_missed' | 'no_report' | null;
 }
 
 export async function entriesWithOrders(
@@ -90,7 +92,7 @@ export async function entriesWithOrders(
   const entries = ledgerEntries(sql, { ...q, newestFirst: false });
   return sql<EntryWithOrderRow[]>`
     SELECT l.id, l.type, l.stream_seq, l.amount_cents, l.reference, l.run_id, l.sandbox, l.created_at,
-           o.listing_id, o.escrow_cents
+           o.listing_id, o.escrow_cents, o.refund_reason
     FROM (${entries}) l LEFT JOIN orders o ON o.id = l.run_id::uuid
     ORDER BY l.stream_seq`;
 }
@@ -102,6 +104,15 @@ export async function settleableOrders(sql: Sql, olderThan: Date, limit: number)
     FROM orders o JOIN reports r ON r.edition_id = o.edition_id
     WHERE o.state = 'held' AND o.created_at < ${olderThan}
     LIMIT ${limit}`;
+}
+
+/** Held orders older than `olderThan` whose edition still has no report: what waited too long for one. */
+export async function ordersWithoutReport(sql: Sql, olderThan: Date, limit: number) {
+  return sql<{ id: string; buyer_principal_id: string; created_at: Date }[]>`
+    SELECT o.id, o.buyer_principal_id, o.created_at FROM orders o
+    WHERE o.state = 'held' AND o.created_at < ${olderThan}
+      AND NOT EXISTS (SELECT 1 FROM reports r WHERE r.edition_id = o.edition_id)
+    ORDER BY o.created_at LIMIT ${limit}`;
 }
 
 export async function purchasedArtifactIds(sql: Sql, buyer: string): Promise<string[]> {

@@ -34,6 +34,7 @@ export interface OrderInsertRow {
   at: string;
   state: 'held' | 'released' | 'auto_refunded';
   digest: string | null;
+  reason: 'floor_missed' | 'no_report' | null;
   settled_at: string | null;
   settled_seq: number | null;
   settled_fact: string | null;
@@ -44,7 +45,9 @@ export interface OrderInsertRow {
 export interface OrderSettlementRow {
   id: string;
   state: 'released' | 'auto_refunded';
-  digest: string;
+  /** null when the order was refunded without a report (reason no_report). */
+  digest: string | null;
+  reason: 'floor_missed' | 'no_report' | null;
   settled_at: string;
   settled_seq: number;
   settled_fact: string;
@@ -111,26 +114,26 @@ async function insertOrders(tx: Sql, rows: OrderInsertRow[]): Promise<void> {
     INSERT INTO orders (id, buyer_principal_id, buyer_agent_id, listing_id, artifact_id, edition_id,
       seller_principal_id, subscription_id, state, escrow_cents, floor, formats, idempotency_key, request_hash,
       price_snapshot_id, sandbox, held_seq, held_fact_id, held_balance_after_cents, created_at, report_digest,
-      updated_at, settled_at, settled_seq, settled_fact_id, settled_balance_after_cents)
+      refund_reason, updated_at, settled_at, settled_seq, settled_fact_id, settled_balance_after_cents)
     SELECT r.id, r.buyer, r.agent, r.listing, r.artifact, r.edition, r.seller, r.subscription, r.state, r.escrow,
            r.floor, r.formats, r.key, r.hash, r.snapshot, r.sandbox, r.seq, r.fact, r.balance, r.at, r.digest,
-           coalesce(r.settled_at, r.at), r.settled_at, r.settled_seq, r.settled_fact, r.settled_balance
+           r.reason, coalesce(r.settled_at, r.at), r.settled_at, r.settled_seq, r.settled_fact, r.settled_balance
     FROM json_to_recordset(${jsonRows(rows)}::text::json)
          AS r(id uuid, buyer uuid, agent uuid, listing uuid, artifact uuid, edition uuid, seller uuid,
               subscription uuid, escrow bigint, floor float8, formats text[], key text, hash text, snapshot text,
               sandbox boolean, seq bigint, fact uuid, balance bigint, at timestamptz, state text, digest text,
-              settled_at timestamptz, settled_seq bigint, settled_fact uuid, settled_balance bigint)
+              reason text, settled_at timestamptz, settled_seq bigint, settled_fact uuid, settled_balance bigint)
     ON CONFLICT (id) DO NOTHING`.execute();
 }
 
 async function settleOrders(tx: Sql, rows: OrderSettlementRow[]): Promise<void> {
   await tx`
-    UPDATE orders o SET state = u.state, report_digest = u.digest, updated_at = u.settled_at,
+    UPDATE orders o SET state = u.state, report_digest = u.digest, refund_reason = u.reason, updated_at = u.settled_at,
       settled_at = u.settled_at, settled_seq = u.settled_seq, settled_fact_id = u.settled_fact,
       settled_balance_after_cents = u.settled_balance
     FROM json_to_recordset(${jsonRows(rows)}::text::json)
-         AS u(id uuid, state text, digest text, settled_at timestamptz, settled_seq bigint, settled_fact uuid,
-              settled_balance bigint)
+         AS u(id uuid, state text, digest text, reason text, settled_at timestamptz, settled_seq bigint,
+              settled_fact uuid, settled_balance bigint)
     WHERE o.id = u.id
       -- Names the rows for the planner: joined to a function's rows alone, it chose to scan every order.
       AND o.id = ANY(${rows.map((r) => r.id)}::uuid[])`.execute();

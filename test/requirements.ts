@@ -70,6 +70,11 @@ export const requirements = {
     behaviour:
       'Numbers beyond any price, trust subjects that are not UUIDs and cursors a list did not hand out are 422, never 503.',
   },
+  'BUY-REPORT-WAIT': {
+    source: 'spec: States and transitions (Order)',
+    behaviour:
+      'An order whose report does not arrive within the wait bound is refunded, with the reason on the order, its event and its bundle, and no trust sample.',
+  },
   'BUY-SETTLE-LATE': {
     source: 'spec: States and transitions (Order)',
     behaviour:

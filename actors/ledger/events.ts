@@ -35,9 +35,13 @@ export function eventOf(e: EntryWithOrderRow): Event {
       data: { topup_id: e.reference, amount_cents: e.amount_cents, sandbox: e.sandbox },
     };
   }
-  return {
-    ...base,
-    type: 'order.state_changed',
-    data: { order_id: e.run_id, state: orderStates[e.type], listing_id: e.listing_id, escrow_cents: e.escrow_cents },
+  const data: Record<string, unknown> = {
+    order_id: e.run_id,
+    state: orderStates[e.type],
+    listing_id: e.listing_id,
+    escrow_cents: e.escrow_cents,
   };
+  // A refund says why: the report missed the floor, or no report came within the wait bound.
+  if (e.type === 'escrow_refunded') data.reason = e.refund_reason ?? 'floor_missed';
+  return { ...base, type: 'order.state_changed', data };
 }

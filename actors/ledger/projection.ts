@@ -1,7 +1,8 @@
 // What each fact of a principal's ledger projects to: the ledger service's rules, written by
 // storage/principal-facts.ts. A credit is a ledger entry; a purchase is an order row carrying its two escrow
-// entries; a release accrues the seller's payout; every settlement is a trust sample for the artifact, its seller
-// and the buying agent; every mutating call's key goes to the idempotency index (a purchase's with its order).
+// entries; a release accrues the seller's payout; every settlement decided by a report is a trust sample for the
+// artifact, its seller and the buying agent; every mutating call's key goes to the idempotency index (a purchase's
+// with its order).
 // Rows depend only on their facts, so a rebuild by replay produces identical rows.
 import type { Config, LedgerFact, Names } from '../../contracts/index.ts';
 import { idempotencyRetentionMs } from '../../contracts/index.ts';
@@ -75,6 +76,7 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
           at: f.at,
           state: 'held',
           digest: null,
+          reason: null,
           settled_at: null,
           settled_seq: null,
           settled_fact: null,
@@ -87,10 +89,12 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
       case 'escrow_released':
       case 'escrow_refunded': {
         const released = f.type === 'escrow_released';
+        const refundReason = f.type === 'escrow_refunded' ? (f.reason ?? 'floor_missed') : null;
         const outcome: OrderSettlementRow = {
           id: f.orderId,
           state: released ? 'released' : 'auto_refunded',
           digest: f.reportDigest,
+          reason: refundReason,
           settled_at: f.at,
           settled_seq: seq,
           settled_fact: f.id,
@@ -100,6 +104,7 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
         if (heldNow) {
           heldNow.state = outcome.state;
           heldNow.digest = outcome.digest;
+          heldNow.reason = outcome.reason;
           heldNow.settled_at = outcome.settled_at;
           heldNow.settled_seq = outcome.settled_seq;
           heldNow.settled_fact = outcome.settled_fact;
@@ -117,6 +122,8 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
             at: f.at,
           });
         }
+        // An order refunded because no report came judged nothing: no trust sample, for or against anyone.
+        if (refundReason === 'no_report') break;
         const weight = weightAtEpoch(Date.parse(f.at));
         for (const subject of [`artifact:${f.artifactId}`, `principal:${f.sellerPrincipalId}`, `agent:${f.agentId}`]) {
           rows.trustSamples.push({

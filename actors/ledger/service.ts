@@ -35,7 +35,6 @@ import {
 import type { Clock } from '../runtime/clock.ts';
 import { badCursor, decodeNumberCursor, encodeCursor } from '../shared/cursor.ts';
 import { purchaseOrderId } from '../shared/ids.ts';
-import { judgePromptHash } from '../verification/judge.ts';
 import { signBytes } from '../verification/report.ts';
 import { eventEntryTypes, eventOf } from './events.ts';
 import { principalFactsOf } from './projection.ts';
@@ -64,6 +63,7 @@ export function orderResource(o: OrderRow) {
     idempotencyKey: o.idempotency_key,
     priceSnapshotId: o.price_snapshot_id,
     runId: o.id,
+    refundReason: o.refund_reason,
     sandbox: o.sandbox,
     createdAt: o.created_at.toISOString(),
     updatedAt: o.updated_at.toISOString(),
@@ -95,21 +95,30 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
     return null;
   };
 
+  /**
+   * The bundle of a settled order, issued once. An order refunded because no report arrived has no report to cite:
+   * its body's `report` and `judge` are null and its outcome says `reason: "no_report"`.
+   */
   async function bundleFor(order: OrderRow) {
     const stored = await getBundle(sql, order.id);
     if (stored) return JSON.parse(stored);
-    const report = JSON.parse((await getReport(sql, order.report_digest!))!.body) as {
-      digest: string;
-      pipelineVersion: string;
-      createdAt: string;
-      signingKeyId: string;
-      signature: string;
-      judgeModel: string;
-      judgePromptVersion: string;
-    };
+    const storedReport = order.report_digest === null ? null : await getReport(sql, order.report_digest);
+    const report = storedReport
+      ? (JSON.parse(storedReport.body) as {
+          digest: string;
+          pipelineVersion: string;
+          createdAt: string;
+          signingKeyId: string;
+          signature: string;
+          judgeModel: string;
+          judgePromptVersion: string;
+          judgePromptHash: string;
+        })
+      : null;
     const key = await activeKey(sql, 'report');
     if (!key) throw new Error('no report key to sign compliance bundles with');
     const issuedAt = d.clock.nowIso();
+    const refunded = order.state !== 'released';
     const body = {
       bundle_version: 'compliance-bundle/1',
       order: {
@@ -122,7 +131,7 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
         created_at: order.created_at.toISOString(),
         updated_at: order.updated_at.toISOString(),
       },
-      report: {
+      report: report && {
         digest: report.digest,
         url: `${d.config.baseUrl}/v1/reports/${report.digest}`,
         pipeline_version: report.pipelineVersion,
@@ -130,15 +139,18 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
         signing_key_id: report.signingKeyId,
         signature: report.signature,
       },
-      judge: {
+      judge: report && {
         model: report.judgeModel,
         prompt_version: report.judgePromptVersion,
-        prompt_hash: judgePromptHash(report.judgePromptVersion),
+        prompt_hash: report.judgePromptHash,
       },
-      outcome: {
-        kind: order.state === 'released' ? 'cleared_escrow' : 'refunded_escrow',
-        recorded_at: order.settled_at!.toISOString(),
-      },
+      outcome: refunded
+        ? {
+            kind: 'refunded_escrow',
+            reason: order.refund_reason ?? 'floor_missed',
+            recorded_at: order.settled_at!.toISOString(),
+          }
+        : { kind: 'cleared_escrow', recorded_at: order.settled_at!.toISOString() },
       issued_at: issuedAt,
     };
     const bytes = canonicalBytes(body);

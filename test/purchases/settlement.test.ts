@@ -6,7 +6,7 @@ import { getEventListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
-import { runSettlementSweeper } from '../../actors/index.ts';
+import { runSettlementSweeper, systemClock } from '../../actors/index.ts';
 import { artifactContent, registerSeller, reportDigestOf, verifiedListing } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
@@ -81,7 +81,15 @@ test('[BUY-SETTLE-LATE] an order whose report lands after the purchase is held, 
 
 test('[SPINE-NO-LISTENER-LEAK] hundreds of sweeps leave no listener behind on the stop signal', async () => {
   const stop = new AbortController();
-  const deps = { nc: sys.nc, sql: sys.sql, names: sys.names, log: pino({ level: 'silent' }), timeoutMs: 1000 };
+  const deps = {
+    nc: sys.nc,
+    sql: sys.sql,
+    names: sys.names,
+    log: pino({ level: 'silent' }),
+    clock: systemClock,
+    timeoutMs: 1000,
+    reportWaitMs: 86_400_000,
+  };
   const running = runSettlementSweeper(deps, stop.signal, 1);
   await sleep(600);
   const listeners = getEventListeners(stop.signal, 'abort').length;

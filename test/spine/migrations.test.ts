@@ -73,6 +73,18 @@ test('[SPINE-MIGRATE-LEDGER] migration 010 keeps every ledger entry: same ids, s
   const [left] = await sql<{ n: number }[]>`SELECT count(*)::int n FROM ledger_entries`;
   assert.equal(left!.n, 1, 'only the credit stays in ledger_entries');
 
+  // The later migrations apply on top (012 records why earlier refunds were refunded: their floor).
+  await migrate(sql);
+  const reasons = await sql`SELECT state, refund_reason FROM orders ORDER BY held_seq`;
+  assert.deepEqual(
+    reasons.map((r) => [r.state, r.refund_reason]),
+    [
+      ['released', null],
+      ['auto_refunded', 'floor_missed'],
+      ['held', null],
+    ],
+  );
+
   // The paged reads see the same entries: the ledger newest first, the events oldest first.
   const page = await readLedgerPage(sql, { principalId: buyer, beforeSeq: null, limit: 10 });
   assert.deepEqual(
