@@ -69,8 +69,12 @@ export async function currentEdition(sql: Sql, artifactId: string): Promise<Edit
   return rows[0] ?? null;
 }
 
-/** What a purchase quote needs of an artifact's current edition: its judge version, report, and open errata. */
-export async function purchaseEdition(sql: Sql, artifactId: string, judgeModel: string) {
+/**
+ * What a purchase quote needs of an artifact's current edition: its judge version, report, and open errata. With a
+ * report, the judge is the report's (model and version); while the report is pending, the version the edition is to
+ * be judged with, and any open erratum naming that version counts (the model is not known until it answers).
+ */
+export async function purchaseEdition(sql: Sql, artifactId: string) {
   const rows = await sql<
     {
       id: string;
@@ -80,9 +84,11 @@ export async function purchaseEdition(sql: Sql, artifactId: string, judgeModel: 
       open_errata: boolean;
     }[]
   >`
-    SELECT e.id, e.judge_version, r.digest AS report_digest, r.mean_entailment,
-           EXISTS (SELECT 1 FROM errata x WHERE x.state = 'open' AND x.judge_model = ${judgeModel}
-                   AND e.judge_version = ANY(x.judge_versions)) AS open_errata
+    SELECT e.id, coalesce(r.judge_version, e.judge_version) AS judge_version, r.digest AS report_digest,
+           r.mean_entailment,
+           EXISTS (SELECT 1 FROM errata x WHERE x.state = 'open'
+                   AND coalesce(r.judge_version, e.judge_version) = ANY(x.judge_versions)
+                   AND (r.judge_model IS NULL OR x.judge_model = r.judge_model)) AS open_errata
     FROM artifacts a JOIN editions e ON e.id = a.current_edition_id
     LEFT JOIN reports r ON r.edition_id = e.id
     WHERE a.id = ${artifactId}`;
@@ -141,6 +147,8 @@ export interface StoredReportInput {
   signingKeyId: string;
   body: string;
   createdAt: string;
+  /** What judging the edition cost at a model endpoint (calls, tokens, cached claims); null for the built-in judge. */
+  judgeUsage: object | null;
 }
 
 /**
@@ -150,15 +158,16 @@ export interface StoredReportInput {
 export async function storeReport(tx: Sql, r: StoredReportInput): Promise<boolean> {
   const inserted = await tx`
     INSERT INTO reports (digest, edition_id, artifact_id, sandbox, judge_model, judge_version, mean_entailment,
-                         signing_key_id, body, created_at)
+                         signing_key_id, body, created_at, judge_usage)
     VALUES (${r.digest}, ${r.editionId}, ${r.artifactId}, ${r.sandbox}, ${r.judgeModel}, ${r.judgeVersion},
-            ${r.meanEntailment}, ${r.signingKeyId}, ${r.body}, ${r.createdAt})
+            ${r.meanEntailment}, ${r.signingKeyId}, ${r.body}, ${r.createdAt},
+            ${r.judgeUsage === null ? null : JSON.stringify(r.judgeUsage)}::jsonb)
     ON CONFLICT DO NOTHING`;
   if (inserted.count === 0) return false;
   await tx`UPDATE editions SET report_digest = ${r.digest} WHERE id = ${r.editionId}`;
   await tx`
     UPDATE artifacts SET current_report_digest = ${r.digest}, current_mean_entailment = ${r.meanEntailment},
-      current_judge_version = ${r.judgeVersion}
+      current_judge_model = ${r.judgeModel}, current_judge_version = ${r.judgeVersion}
     WHERE id = ${r.artifactId} AND current_edition_id = ${r.editionId}`;
   return true;
 }

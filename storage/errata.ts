@@ -1,5 +1,5 @@
-// Judge errata: which judge versions an erratum affects; the artifacts it touches are those whose current report
-// was made by an affected version, derived at read time.
+// Judge errata: which judge model and versions an erratum affects; the artifacts it touches are those whose current
+// report was made by that model at an affected version, derived at read time.
 import type { Sql } from './postgres.ts';
 
 export interface ErratumRow {
@@ -30,14 +30,16 @@ export async function closeErratum(sql: Sql, id: string, at: string): Promise<bo
 
 const withTotals = (sql: Sql) => sql`
   SELECT e.*, (SELECT count(*)::int FROM artifacts a
-               WHERE a.current_judge_version = ANY(e.judge_versions)) AS affected_total
+               WHERE a.current_judge_model = e.judge_model AND a.current_judge_version = ANY(e.judge_versions))
+              AS affected_total
   FROM errata e`;
 
 /** Errata affecting an artifact's current report, newest first. */
 export async function errataForArtifact(sql: Sql, artifactId: string): Promise<ErratumRow[]> {
   return sql<ErratumRow[]>`
     SELECT * FROM (${withTotals(sql)}) e
-    WHERE EXISTS (SELECT 1 FROM artifacts a WHERE a.id = ${artifactId} AND a.current_judge_version = ANY(e.judge_versions))
+    WHERE EXISTS (SELECT 1 FROM artifacts a WHERE a.id = ${artifactId} AND a.current_judge_model = e.judge_model
+                  AND a.current_judge_version = ANY(e.judge_versions))
     ORDER BY e.opened_at DESC, e.id DESC`;
 }
 
@@ -49,9 +51,10 @@ export async function errataForArtifacts(
   if (artifactIds.length === 0) return [];
   return sql<(ErratumRow & { artifact_ids: string[] })[]>`
     SELECT e.*, array(SELECT a.id FROM artifacts a WHERE a.id = ANY(${sql.array(artifactIds, 2950)}::uuid[])
-                      AND a.current_judge_version = ANY(e.judge_versions) ORDER BY a.id) AS artifact_ids
+                      AND a.current_judge_model = e.judge_model AND a.current_judge_version = ANY(e.judge_versions)
+                      ORDER BY a.id) AS artifact_ids
     FROM (${withTotals(sql)}) e
     WHERE EXISTS (SELECT 1 FROM artifacts a WHERE a.id = ANY(${sql.array(artifactIds, 2950)}::uuid[])
-                  AND a.current_judge_version = ANY(e.judge_versions))
+                  AND a.current_judge_model = e.judge_model AND a.current_judge_version = ANY(e.judge_versions))
     ORDER BY e.opened_at DESC, e.id DESC`;
 }

@@ -52,7 +52,7 @@ import {
   encodeTimeIdCursor,
 } from '../shared/cursor.ts';
 import { parseArtifact } from '../verification/format.ts';
-import { currentJudgeVersion, judgeModel, judgePromptHash } from '../verification/judge.ts';
+import { currentJudgeVersion } from '../verification/judge.ts';
 import { meetsFloor } from '../verification/report.ts';
 
 import { trustScore } from './trust.ts';
@@ -246,7 +246,7 @@ export function catalogService(d: CatalogDeps) {
     // Asked by actor hosts for purchase quotes, without a caller: the buyer's actor applies the sandbox line.
     'catalog.purchase_info': async ({ body }) => {
       const [edition, trust] = await Promise.all([
-        purchaseEdition(sql, body.artifactId, judgeModel),
+        purchaseEdition(sql, body.artifactId),
         trustAggregates(sql, [`artifact:${body.artifactId}`]),
       ]);
       if (!edition) return okReply(200, null);
@@ -271,6 +271,7 @@ export function catalogService(d: CatalogDeps) {
       ? (JSON.parse(report.body) as {
           judgeModel: string;
           judgePromptVersion: string;
+          judgePromptHash: string;
           createdAt: string;
           summary: { meanEntailment: number };
         })
@@ -295,7 +296,7 @@ export function catalogService(d: CatalogDeps) {
         ? {
             model: parsed.judgeModel,
             version: parsed.judgePromptVersion,
-            prompt_hash: judgePromptHash(parsed.judgePromptVersion),
+            prompt_hash: parsed.judgePromptHash,
           }
         : null,
       report:

@@ -67,6 +67,7 @@ export async function verifyEdition(sql: Sql, editionId: string, clock: Clock): 
       signingKeyId: report.signingKeyId,
       body: JSON.stringify(report),
       createdAt: at,
+      judgeUsage: null,
     });
   });
   return {
