@@ -199,9 +199,10 @@ export class OpenAIJudge implements Judge {
     try {
       // A report names one model. If the endpoint's answers name another model than the cached verdicts (or than
       // each other), the alias moved: judge again under the newest id (what was just answered is cached under it).
-      const first = await this.#judgeOnce(cases, usage, signal);
+      const paid = new Set<string>();
+      const first = await this.#judgeOnce(cases, usage, paid, signal);
       if (first.run) return first.run;
-      const second = await this.#judgeOnce(cases, usage, signal);
+      const second = await this.#judgeOnce(cases, usage, paid, signal);
       if (second.run) return second.run;
       throw new JudgeUnavailable(
         `the endpoint answered as several models (${second.models.join(', ')}); a report names one, so it waits`,
@@ -221,9 +222,11 @@ export class OpenAIJudge implements Judge {
     this.#closed.abort(new JudgeUnavailable('the model judge is closed'));
   }
 
+  /** One pass over the cases. `paid` collects the keys of verdicts answered in this run (not free when cached). */
   async #judgeOnce(
     cases: ClaimCase[],
     usage: JudgeUsage,
+    paid: Set<string>,
     signal: AbortSignal,
   ): Promise<{ run: JudgeRun; models?: never } | { run?: never; models: string[] }> {
     const items: Item[] = [];
@@ -243,6 +246,7 @@ export class OpenAIJudge implements Judge {
     const outcomes: (Outcome | undefined)[] = new Array(items.length);
     let pending = items.map((_, i) => i);
     const fresh: number[] = [];
+    let answered = false;
     try {
       if (this.#answeredModel === null && pending.length > 0) {
         // The cache is keyed by the answered model id, which only an answer tells: the first request goes first.
@@ -261,7 +265,7 @@ export class OpenAIJudge implements Judge {
             judgement: { entailment: hit.entailment, state: hit.state },
             from: hit.entailmentFrom,
             model: expected,
-            cached: true,
+            cached: !paid.has(keys[k]!.id),
           };
           return false;
         });
@@ -272,16 +276,19 @@ export class OpenAIJudge implements Judge {
           fresh.push(i);
         }),
       );
+      answered = true;
     } finally {
       // What was answered is kept even when the run fails, so the next try of the report pays only for the rest.
       const entries = fresh.flatMap((i) => {
         const o = outcomes[i]!;
         if (o.from === null) return [];
-        return [{ key: this.#key(items[i]!, o.model), verdict: { ...o.judgement, entailmentFrom: o.from } }];
+        const key = this.#key(items[i]!, o.model);
+        paid.add(key.id);
+        return [{ key, verdict: { ...o.judgement, entailmentFrom: o.from } }];
       });
       if (this.#cache && entries.length > 0) {
         const put = this.#cache.put(entries);
-        if (outcomes.every((o) => o !== undefined)) await put;
+        if (answered) await put;
         else await put.catch(() => {}); // the run's own error is the one to report
       }
     }
