@@ -382,6 +382,56 @@ export const requirements = {
     source: 'spec: Errors',
     behaviour: 'With NATS down the endpoint answers 503 unavailable (typed); sessions survive and serve again after.',
   },
+  'JUDGE-MODEL-PROMPT': {
+    source: 'docs/verification.md: The prompt',
+    behaviour:
+      'The model judge asks with prompt 2.1.0 (temperature 0, log-probabilities); a run names the answered model id, the version and the sha256 of the exact prompt text the docs quote.',
+  },
+  'JUDGE-MODEL-ENTAILMENT': {
+    source: 'docs/verification.md: Answers and entailment',
+    behaviour:
+      'Entailment is P(supported) normalised over the three verdicts at the token where the verdict starts, or 1/0 from the verdict without log-probabilities; the run says logprobs, verdict or mixed.',
+  },
+  'JUDGE-MODEL-MALFORMED': {
+    source: 'docs/verification.md: Answers and entailment',
+    behaviour:
+      'An answer that is not the JSON asked for is asked again once, then the claim is judge_error (0), never verified.',
+  },
+  'JUDGE-MODEL-STATES': {
+    source: 'docs/verification.md: States',
+    behaviour:
+      "States follow the built-in judge's thresholds on the entailment; a contradicted verdict is contradicted with entailment at most 0.1.",
+  },
+  'JUDGE-MODEL-CHUNKS': {
+    source: 'docs/verification.md: Chunking',
+    behaviour:
+      'Long passages are cut on sentence boundaries into overlapping chunks; a claim takes its best chunk, so support in the last chunk alone is support.',
+  },
+  'JUDGE-MODEL-RETRY': {
+    source: 'docs/verification.md: Retries, timeouts and the circuit breaker',
+    behaviour:
+      '429, 5xx, network errors, timeouts and non-completion bodies are retried with jittered backoff honouring Retry-After within a cap; out of attempts the whole run is JudgeUnavailable.',
+  },
+  'JUDGE-MODEL-BREAKER': {
+    source: 'docs/verification.md: Retries, timeouts and the circuit breaker',
+    behaviour:
+      'After N consecutive failures the circuit opens: runs are refused at once with no request until a half-open probe succeeds.',
+  },
+  'JUDGE-MODEL-CACHE': {
+    source: 'docs/verification.md: The verdict cache',
+    behaviour:
+      'Verdicts are cached by requested and answered model, prompt hash, chunk hash and claim: an unchanged claim costs no request, and a report never mixes two models.',
+  },
+  'JUDGE-MODEL-CONCURRENCY': {
+    source: 'docs/verification.md: Concurrency and throughput',
+    behaviour:
+      "A report's claims are judged in parallel under one per-process bound: at least 50 claims/s against a 50 ms endpoint at the default concurrency.",
+  },
+  'JUDGE-MODEL-CONFIG': {
+    source: 'docs/verification.md: Configuration and a local model',
+    behaviour:
+      'The model judge is built from ASSAY_JUDGE_* (key or key file) and refuses to start without a URL or a model.',
+  },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 
 export type RequirementId = keyof typeof requirements;
