@@ -198,7 +198,7 @@ export const configKeys = {
     'ASSAY_JUDGE_URL',
     '',
     str,
-    'Base URL of the OpenAI-compatible endpoint for ASSAY_JUDGE=openai, e.g. http://127.0.0.1:8080/v1 (llama.cpp) or http://127.0.0.1:11434/v1 (Ollama).',
+    "Base URL of the OpenAI-compatible endpoint for ASSAY_JUDGE=openai, e.g. http://127.0.0.1:8081/v1 (llama.cpp on a port other than the gateway's) or http://127.0.0.1:11434/v1 (Ollama).",
     '(none)',
   ),
   judgeModel: key('ASSAY_JUDGE_MODEL', '', str, 'Model to ask for ASSAY_JUDGE=openai.', '(none)'),

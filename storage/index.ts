@@ -12,6 +12,7 @@ export {
 } from './principal-facts.ts';
 
 export { type HealthAlerts, healthAlerts } from './health.ts';
+export { getVerdicts, putVerdicts } from './judge-verdicts.ts';
 export {
   parkedFacts,
   type Projection,
