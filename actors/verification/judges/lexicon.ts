@@ -7,10 +7,11 @@ import { allPos, lemmas, type Pos, synset, synsetOffsets } from './wordnet.ts';
 export interface WordInfo {
   /** Lemma keys (`l:<lemma>`) and synset ids: two words match when their keys meet. */
   keys: string[];
+  keySet: ReadonlySet<string>;
   /** Synset ids of the word's hypernyms: a claim may name the more general concept. */
   broader: string[];
   /** Synset ids of every sense of the word's lemmas (antonyms are looked up among all of them). */
-  senses: string[];
+  senses: ReadonlySet<string>;
   /** Synset ids of the word's antonyms (direct, or those of the head an adjective satellite is similar to). */
   antonyms: string[];
   /** Adjective or adverb base of a comparative or superlative (faster -> fast), or null. */
@@ -73,8 +74,9 @@ function compute(word: string): WordInfo {
   }
   return {
     keys: [...keys],
+    keySet: keys,
     broader: [...broader],
-    senses: [...senses],
+    senses,
     antonyms: [...antonyms],
     comparativeOf,
     noun: byPos.n.length > 0,

@@ -2,7 +2,7 @@
 // normalised so that equal amounts compare equal (two = 2, twenty percent = 0.2, 2 minutes = 120 seconds,
 // 96 bits = 12 bytes, 1 KB = 1,000 or 1,024 bytes), with the bound a text puts on them (at least, at most, exactly).
 
-export type Dimension = 'time' | 'size' | 'count';
+export type Dimension = 'time' | 'size' | 'count' | 'factor';
 export type Bound = 'eq' | 'ge' | 'le' | 'gt' | 'lt' | 'exact';
 
 export interface Quantity {
@@ -86,7 +86,38 @@ unit('size', 1e15, 'petabyte', 'pb', 'petabyte', 'petabytes');
 /** Units written without a number may only be the spelled-out ones (`s` or `b` alone is not a unit). */
 const bareUnitMin = 3;
 
+/** Multiplying words: "doubles", "twice", "halves" are factors, compared with each other. */
+const factors: Record<string, number> = {
+  twice: 2,
+  thrice: 3,
+  double: 2,
+  doubles: 2,
+  doubled: 2,
+  doubling: 2,
+  triple: 3,
+  triples: 3,
+  tripled: 3,
+  quadruple: 4,
+  quadruples: 4,
+  quadrupled: 4,
+  halve: 0.5,
+  halves: 0.5,
+  halved: 0.5,
+  halving: 0.5,
+};
+
 const vagueCounts = new Set(['several', 'many', 'multiple', 'numerous']);
+const starters = new Set([
+  ...Object.keys(small),
+  ...Object.keys(units),
+  ...Object.keys(factors),
+  ...vagueCounts,
+  'single',
+  'once',
+  'a',
+  'an',
+  'any',
+]);
 const pronounOne = new Set([
   'the',
   'this',
@@ -114,6 +145,12 @@ const pronounOne = new Set([
 const afterUnitArticle =
   /^$|^[.,;:!?)]$|^(of|per|and|or|to|before|after|later|ago|for|in|is|are|was|the|at|by|on|with|when|than|until)$/;
 
+/** A cheap first test: could this word start a quantity or name a unit? */
+function mayQuantify(w: string): boolean {
+  const c = w.charCodeAt(0);
+  return (c >= 48 && c <= 57) || starters.has(w) || w.includes('-');
+}
+
 function numeric(word: string): number | null {
   if (/^\d+(\.\d+)?$/.test(word)) return Number(word);
   if (word in small) return small[word]!;
@@ -137,11 +174,17 @@ export function findQuantities(words: readonly string[]): { quantities: Quantity
   for (let i = 0; i < words.length; i++) {
     if (used.has(i)) continue;
     const w = words[i]!;
+    if (!mayQuantify(w)) continue;
     let value: number | null = null;
     let end = i;
     let unitName: string | null = null;
     let vague = false;
     const glued = gluedNumber(w);
+    if (w in factors) {
+      quantities.push({ value: factors[w]!, dim: 'factor', bound: 'eq', vague: false, unit: null, start: i, end: i });
+      used.add(i);
+      continue;
+    }
     if (w.endsWith('%') && numeric(w.slice(0, -1)) !== null) {
       value = numeric(w.slice(0, -1))! / 100;
     } else if (glued && (glued.rest in units || !(w in small))) {
@@ -163,8 +206,8 @@ export function findQuantities(words: readonly string[]): { quantities: Quantity
       }
     } else if (w === 'single') {
       value = 1;
-    } else if ((w === 'once' || w === 'twice') && /^(per|a|an|every|each)$/.test(words[i + 1] ?? '')) {
-      value = w === 'once' ? 1 : 2;
+    } else if (w === 'once' && /^(per|a|an|every|each)$/.test(words[i + 1] ?? '')) {
+      value = 1;
     } else if (
       (w === 'a' || w === 'an') &&
       (words[i + 1] ?? '') in units &&

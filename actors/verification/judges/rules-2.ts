@@ -67,7 +67,7 @@ const determiners = new Set([
 /** Grade words: more/less and their kin, with a sign. */
 const gradeWords: Record<string, number> = { more: 1, most: 1, less: -1, fewer: -1, least: -1 };
 /** Order in time: `after X` is also written `once X` or `when X`; `before X` only so. */
-const orderWords: Record<string, string[]> = { before: ['before'], after: ['after', 'once', 'when'] };
+const orderWords: Record<string, string[]> = { before: ['before', 'then'], after: ['after', 'once', 'when'] };
 const anaphora = new Set(['it', 'its', 'they', 'their', 'them', 'this', 'these']);
 const subjectPronouns = new Set(['it', 'they', 'this', 'these', 'which', 'that', 'who', 'them']);
 const prepositions = new Set(
@@ -76,6 +76,7 @@ const prepositions = new Set(
   ),
 );
 const beForms = new Set(['is', 'are', 'was', 'were', 'be', 'been', 'being']);
+const getForms = new Set(['get', 'gets', 'got', 'gotten']);
 /** A comma ends a clause when the clause began with one of these (a fronted subordinate or adverbial phrase). */
 const frontedOpeners = new Set(
   'because since if when although though while unless until after before once with without by in on at for during unlike like thanks as apart to'.split(
@@ -109,6 +110,9 @@ interface Text {
   bareUnits: { unit: string; dim: string; index: number }[];
   clauseCount: number;
   sentenceCount: number;
+  /** Clauses and sentences are runs of tokens: [start, end) of each. */
+  clauseRange: [number, number][];
+  sentenceRange: [number, number][];
 }
 
 interface Passage extends Text {
@@ -121,6 +125,14 @@ interface Passage extends Text {
   initialisms: Map<string, number[]>;
   /** Token indices inside the scope of a negation. */
   negated: Set<number>;
+  /** Its comparisons and antonym-bearing words. */
+  items: PolarityItem[];
+  /** Short names in capitals (JWT, GIL), which a claim may spell out. */
+  acronyms: Set<string>;
+  /** What each claim word matched here (a memo: claims citing one passage share their words). */
+  memo: Map<string, number[]>;
+  /** Its sentences, lower-cased, as words only: a claim equal to one is quoted. */
+  quoted: Set<string>;
 }
 
 function normalise(text: string): string {
@@ -151,17 +163,10 @@ function analyse(text: string): Text {
   let opener = '';
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
-    const base = {
-      w,
-      original: originals[i]!,
-      content: false,
-      neg: false,
-      negatedFirst: false,
-      info: null,
-      quantity: inQuantity.has(i),
-    };
+    const original = originals[i]!;
+    const quantity = inQuantity.has(i);
     if (w === '.' || w === '!' || w === '?' || w === ';' || w === ':') {
-      tokens.push({ ...base, sentence, clause });
+      tokens.push(plain(w, original, sentence, clause, quantity));
       if (w !== ';' && w !== ':') sentence++;
       clause++;
       clauseStart = true;
@@ -169,7 +174,7 @@ function analyse(text: string): Text {
     }
     if (w === ',') {
       const next = words[i + 1] ?? '';
-      tokens.push({ ...base, sentence, clause });
+      tokens.push(plain(w, original, sentence, clause, quantity));
       if (clauseConjunctions.has(next) || frontedOpeners.has(opener)) {
         clause++;
         clauseStart = true;
@@ -186,7 +191,7 @@ function analyse(text: string): Text {
     }
     const neg = negationWords.has(w) || w === 'rather_than' || w === 'instead_of';
     const content =
-      !inQuantity.has(i) &&
+      !quantity &&
       !neg &&
       !stopWords.has(w) &&
       !universalWords.has(w) &&
@@ -194,14 +199,48 @@ function analyse(text: string): Text {
       !exclusiveWords.has(w) &&
       !(w in gradeWords) &&
       /[a-z]/.test(w);
-    tokens.push({ ...base, sentence, clause, content, neg, info: content ? wordInfo(w) : null });
+    const tok = plain(w, original, sentence, clause, quantity);
+    tok.content = content;
+    tok.neg = neg;
+    tok.info = content ? wordInfo(w) : null;
+    tokens.push(tok);
   }
   tokens.forEach((tok, i) => {
     if (!tok.neg) return;
     const first = scopeOf({ tokens } as Text, i)[0];
     if (first !== undefined) tokens[first]!.negatedFirst = true;
   });
-  return { tokens, quantities, bareUnits, clauseCount: clause + 1, sentenceCount: sentence + 1 };
+  const clauseRange: [number, number][] = Array.from({ length: clause + 1 }, () => [0, 0]);
+  const sentenceRange: [number, number][] = Array.from({ length: sentence + 1 }, () => [0, 0]);
+  for (let i = tokens.length - 1; i >= 0; i--) {
+    clauseRange[tokens[i]!.clause]![0] = i;
+    sentenceRange[tokens[i]!.sentence]![0] = i;
+  }
+  for (let i = 0; i < tokens.length; i++) {
+    clauseRange[tokens[i]!.clause]![1] = i + 1;
+    sentenceRange[tokens[i]!.sentence]![1] = i + 1;
+  }
+  return {
+    tokens,
+    quantities,
+    bareUnits,
+    clauseCount: clause + 1,
+    sentenceCount: sentence + 1,
+    clauseRange,
+    sentenceRange,
+  };
+}
+
+function plain(w: string, original: string, sentence: number, clause: number, quantity: boolean): Token {
+  return { w, original, sentence, clause, content: false, neg: false, negatedFirst: false, info: null, quantity };
+}
+
+/** Token indices of clause `c`. */
+function clauseIndices(t: Text, c: number): number[] {
+  const [start, end] = t.clauseRange[c] ?? [0, 0];
+  const out: number[] = [];
+  for (let k = start; k < end; k++) out.push(k);
+  return out;
 }
 
 /** Token indices a negation at `i` governs: the next few content words of its clause. */
@@ -255,7 +294,21 @@ function analysePassage(text: string): Passage {
       put(initialisms, run.map((x) => x.tok.w[0]).join(''), run[0]!.i);
     }
   }
-  const p: Passage = { ...t, exact, broader, prefixes, initialisms, negated: negatedTokens(t) };
+  const acronyms = new Set(
+    t.tokens.filter((tok) => tok.content && isName(tok) && /^[a-z]{2,5}$/.test(tok.w)).map((tok) => tok.w),
+  );
+  const p: Passage = {
+    ...t,
+    exact,
+    broader,
+    prefixes,
+    initialisms,
+    negated: negatedTokens(t),
+    items: polarityItems(t),
+    acronyms,
+    memo: new Map(),
+    quoted: new Set(text.split(/(?<=[.!?])\s+|\n+/).map(wordsOnly)),
+  };
   if (passageCache.size >= passageCacheMax) passageCache.clear();
   passageCache.set(text, p);
   return p;
@@ -263,6 +316,17 @@ function analysePassage(text: string): Passage {
 
 /** Passage token indices a claim token matches: shared concepts first, then broader ones, then spelling. */
 function matchesOf(tok: Token, p: Passage): number[] {
+  const memoKey = isName(tok) ? `N${tok.w}` : tok.w;
+  const memo = p.memo.get(memoKey);
+  if (memo) return memo;
+  const found = computeMatches(tok, p);
+  if (p.memo.size < memoMax) p.memo.set(memoKey, found);
+  return found;
+}
+
+const memoMax = 4096;
+
+function computeMatches(tok: Token, p: Passage): number[] {
   const info = tok.info!;
   const found = new Set<number>();
   for (const k of info.keys) for (const i of p.exact.get(k) ?? []) found.add(i);
@@ -293,6 +357,9 @@ function wordMatches(word: string, p: Passage): number[] {
 
 /** A name: written with two capitals or more (READ COMMITTED, maxSurge, TCP), or with digits, dots, underscores. */
 const isName = (tok: Token) => /[A-Z].*[A-Z]/.test(tok.original) || /[0-9_./=]/.test(tok.w);
+/** A word that names a thing when it stands before a noun (hash index, B-tree index), not a quality (lower values). */
+const nounish = (tok: Token) =>
+  isName(tok) || (tok.info !== null && (!tok.info.known || (tok.info.noun && !tok.info.adjective)));
 const isEntity = (tok: Token) => tok.info !== null && (tok.info.noun || !tok.info.known || isName(tok));
 
 /** A verb in this sentence: a verb form after a modal, `to`, `not` or a form of be, or inflected (-s, -ed) after a noun. */
@@ -304,7 +371,9 @@ function isVerbal(t: Text, i: number): boolean {
   if (determiners.has(prev)) return false;
   if (modalWords.has(prev) || beForms.has(prev) || modalWords.has(prev2) || beForms.has(prev2)) return true;
   const before = t.tokens[i - 1];
-  const afterSubject = before !== undefined && ((before.content && isEntity(before)) || subjectPronouns.has(before.w));
+  const afterSubject =
+    before !== undefined &&
+    ((before.content && isEntity(before) && !isVerbal(t, i - 1)) || subjectPronouns.has(before.w));
   return /(s|ed)$/.test(tok.w) && !/(ss|us|is)$/.test(tok.w) && afterSubject;
 }
 
@@ -322,9 +391,17 @@ function isArgument(t: Text, k: number): boolean {
   return true;
 }
 
+const wordsOnly = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9%]+/g, ' ')
+    .trim();
+
 export function judgeV2(claimText: string, passageText: string): Verdict {
-  const claim = analyse(claimText);
   const passage = analysePassage(passageText);
+  // Rule 1: a claim that is, word for word, a sentence of the passage is quoted: verified.
+  if (passage.quoted.has(wordsOnly(claimText))) return { entailment: 1, state: 'verified', reasons: [] };
+  const claim = analyse(claimText);
   const reasons: string[] = [];
   let contradicted = false;
   let capped = false;
@@ -347,13 +424,14 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
     distinct.set(lemmaKey, [...(distinct.get(lemmaKey) ?? []), i]);
   });
   // A claim spelling out what the passage abbreviates: words whose initials are a passage word.
-  const claimContent = claim.tokens.map((tok, i) => ({ tok, i })).filter((x) => x.tok.content);
-  for (let n = 2; n <= 4; n++) {
+  const claimContent =
+    passage.acronyms.size === 0 ? [] : claim.tokens.map((tok, i) => ({ tok, i })).filter((x) => x.tok.content);
+  for (let n = 2; n <= 4 && claimContent.length > 0; n++) {
     for (let s = 0; s + n <= claimContent.length; s++) {
       const run = claimContent.slice(s, s + n);
-      const hit = (passage.exact.get(`l:${run.map((x) => x.tok.w[0]).join('')}`) ?? []).filter((j) =>
-        isName(passage.tokens[j]!),
-      );
+      const initials = run.map((x) => x.tok.w[0]).join('');
+      if (!passage.acronyms.has(initials)) continue;
+      const hit = (passage.exact.get(`l:${initials}`) ?? []).filter((j) => isName(passage.tokens[j]!));
       if (hit.length > 0) for (const x of run) if ((matches.get(x.i) ?? []).length === 0) matches.set(x.i, hit);
     }
   }
@@ -374,14 +452,15 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
     const byClause = new Map<number, number>();
     const bySentence = new Map<number, number>();
     let size = 0;
-    claim.tokens.forEach((tok, i) => {
-      if (tok.clause !== c || !tok.content) return;
+    for (const i of clauseIndices(claim, c)) {
+      const tok = claim.tokens[i]!;
+      if (!tok.content) continue;
       size++;
       const m = matches.get(i) ?? [];
       for (const pc of new Set(m.map((j) => passage.tokens[j]!.clause))) byClause.set(pc, (byClause.get(pc) ?? 0) + 1);
       for (const ps of new Set(m.map((j) => passage.tokens[j]!.sentence)))
         bySentence.set(ps, (bySentence.get(ps) ?? 0) + 1);
-    });
+    }
     const best = argmax(byClause);
     if (best !== null && byClause.get(best)! >= Math.min(2, size)) bestClause.set(c, best);
     // A claim clause joining what the passage says of different things: words found only in other sentences
@@ -389,7 +468,8 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
     const sentence = argmax(bySentence);
     if (sentence !== null && size >= 3) {
       const allowed = new Set([sentence]);
-      if (passage.tokens.some((t) => t.sentence === sentence && anaphora.has(t.w))) allowed.add(sentence - 1);
+      const [ss, se] = passage.sentenceRange[sentence]!;
+      if (passage.tokens.slice(ss, se).some((t) => anaphora.has(t.w))) allowed.add(sentence - 1);
       const stray = claim.tokens
         .map((tok, i) => ({ tok, i }))
         .filter(({ tok, i }) => {
@@ -397,11 +477,11 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
           const m = matches.get(i) ?? [];
           return m.length > 0 && !m.some((j) => allowed.has(passage.tokens[j]!.sentence));
         });
-      // One name of the passage's first sentence may be carried over (the topic: "In RSA, ... Keys shorter than");
+      // One entity of the passage's first sentence may be carried over (the topic: "In RSA, ... Keys shorter than");
       // two entities, or a name from elsewhere, join statements about different things.
-      const entities = stray.filter(({ tok }) => isEntity(tok));
+      const entities = stray.filter(({ tok, i }) => isEntity(tok) && !isVerbal(claim, i));
       const topic = (i: number) => (matches.get(i) ?? []).some((j) => passage.tokens[j]!.sentence === 0);
-      if (entities.length >= 2 || (entities.length === 1 && !(isName(entities[0]!.tok) && topic(entities[0]!.i))))
+      if (entities.length >= 2 || (entities.length === 1 && !topic(entities[0]!.i)))
         cap(`the claim joins what the passage says in different sentences ("${entities[0]!.tok.w}")`);
     }
   }
@@ -433,8 +513,15 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
   // that the claim matches, in a clause the claim is read against, must be negated in the claim too; a claim
   // negation must govern something the passage negates (its first governed word the passage has).
   const claimNegated = negatedTokens(claim);
-  const shared = (pc: number) =>
-    new Set([...matches.values()].flat().filter((j) => passage.tokens[j]!.clause === pc)).size >= 2;
+  const matchedInClause = new Map<number, Set<number>>();
+  for (const m of matches.values())
+    for (const j of m) {
+      const pc = passage.tokens[j]!.clause;
+      const set = matchedInClause.get(pc) ?? new Set<number>();
+      set.add(j);
+      matchedInClause.set(pc, set);
+    }
+  const shared = (pc: number) => (matchedInClause.get(pc)?.size ?? 0) >= 2;
   for (const [i, m] of matches) {
     const direct = m.filter(
       (j) => passage.negated.has(j) && passage.tokens[j]!.negatedFirst && shared(passage.tokens[j]!.clause),
@@ -453,9 +540,10 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
 
   // Rule 8: quantifiers.
   for (const [c, pc] of bestClause) {
-    const ct = claim.tokens.filter((t) => t.clause === c);
-    const pt = passage.tokens.filter((t) => t.clause === pc);
-    const pSentence = passage.tokens.filter((t) => t.sentence === pt[0]!.sentence);
+    const ct = clauseIndices(claim, c).map((k) => claim.tokens[k]!);
+    const pt = clauseIndices(passage, pc).map((k) => passage.tokens[k]!);
+    const [ss, se] = passage.sentenceRange[pt[0]!.sentence]!;
+    const pSentence = passage.tokens.slice(ss, se);
     const has = (ts: Token[], set: Set<string>) => ts.some((t) => set.has(t.w));
     const claimUniversal = ct.some(
       (t, k) => universalWords.has(t.w) && !(t.w === 'every' && timeUnits.has(stemOf(ct[k + 1]?.w ?? ''))),
@@ -470,10 +558,10 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
 
   // Rule 9: directions of comparison and antonyms, each read against the passage clause it matches.
   const claimItems = polarityItems(claim);
-  const passageItems = polarityItems(passage);
+  const passageItems = passage.items;
   for (const item of claimItems) {
     const pc = bestClause.get(claim.tokens[item.index]!.clause);
-    const ps = pc === undefined ? undefined : passage.tokens.find((t) => t.clause === pc)!.sentence;
+    const ps = pc === undefined ? undefined : passage.tokens[passage.clauseRange[pc]![0]]!.sentence;
     const pool = passageItems.filter((p) => ps === undefined || passage.tokens[p.index]!.sentence === ps);
     let best: { relation: 'same' | 'opposite'; score: number } | null = null;
     for (const p of pool) {
@@ -491,6 +579,8 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
   for (const [c, pc] of bestClause) {
     const swapped = rolesSwapped(claim, c, passage, pc, matches);
     if (swapped) contradict(`the claim swaps the roles of "${swapped}" around the relation`);
+    const moved = modifierMoved(claim, c, passage, pc, matches);
+    if (moved) contradict(`the passage does not say this of "${moved}"`);
   }
 
   // Rule 4 and 11: coverage, then the caps and contradictions found above.
@@ -586,7 +676,7 @@ function polarityItems(t: Text): PolarityItem[] {
       items.push({ sign: 1, info: null, order: orderWords[tok.w]!, index: i, word: tok.w, comparison: true });
       return;
     }
-    if (tok.w === 'once' || tok.w === 'when') {
+    if (tok.w === 'once' || tok.w === 'when' || tok.w === 'then') {
       items.push({ sign: 1, info: null, order: [tok.w], index: i, word: tok.w, comparison: false });
       return;
     }
@@ -628,7 +718,7 @@ function isNumberAt(t: Text, i: number): boolean {
   return t.quantities.some((q) => q.start === i);
 }
 
-const meet = (a: readonly string[], b: readonly string[]) => a.some((x) => b.includes(x));
+const meet = (a: readonly string[], b: ReadonlySet<string>) => a.some((x) => b.has(x));
 
 /** Same direction, opposite, or unrelated. */
 function relate(a: PolarityItem, b: PolarityItem): 'same' | 'opposite' | null {
@@ -639,7 +729,7 @@ function relate(a: PolarityItem, b: PolarityItem): 'same' | 'opposite' | null {
   }
   // A comparison answers to a comparison: "fewer round trips" says nothing against the word "round" alone.
   if (a.comparison !== b.comparison) return null;
-  const same = meet(a.info!.keys, b.info!.keys);
+  const same = meet(a.info!.keys, b.info!.keySet);
   const anti = meet(a.info!.antonyms, b.info!.senses) || meet(b.info!.antonyms, a.info!.senses);
   if (!same && !anti) return null;
   const sameSign = a.sign === b.sign;
@@ -663,8 +753,8 @@ function rolesSwapped(
   pc: number,
   matches: Map<number, number[]>,
 ): string | null {
-  const cIdx = claim.tokens.map((_, i) => i).filter((i) => claim.tokens[i]!.clause === c);
-  const pIdx = passage.tokens.map((_, i) => i).filter((i) => passage.tokens[i]!.clause === pc);
+  const cIdx = clauseIndices(claim, c);
+  const pIdx = clauseIndices(passage, pc);
   const pivots: { ci: number; pi: number }[] = [];
   for (const ci of cIdx) {
     const tok = claim.tokens[ci]!;
@@ -702,14 +792,69 @@ function rolesSwapped(
       const sides = new Set(inClause.map((j) => j < pi !== pPassive));
       if (sides.size === 1 && sides.has(!claimLeft)) return claim.tokens[k]!.w;
     }
+    // After a verb, two terms joined by a preposition keep their order ("stores objects in buckets").
+    if (!grammar) {
+      const after = cIdx.filter((k) => k > ci && isEntity(claim.tokens[k]!) && !isVerbal(claim, k));
+      const [a, b] = after;
+      if (a !== undefined && b !== undefined && claim.tokens.slice(a + 1, b).some((x) => prepositions.has(x.w))) {
+        const only = (k: number) => {
+          const m = (matches.get(k) ?? []).filter((j) => passage.tokens[j]!.clause === pc && j > pi);
+          return m.length === 1 ? m[0]! : undefined;
+        };
+        const ja = only(a);
+        const jb = only(b);
+        if (ja !== undefined && jb !== undefined && ja > jb) return claim.tokens[a]!.w;
+      }
+    }
   }
   return null;
 }
 
-/** "is blocked by", "was removed in": a past participle after a form of be; its subject is what is acted on. */
+/**
+ * A claim noun whose passage occurrences in the clause it is read against all carry another noun or name before
+ * them ("B-tree index"), while the claim's own modifier ("hash index") is a passage word elsewhere: the claim says
+ * of one thing what the passage says of another.
+ */
+function modifierMoved(
+  claim: Text,
+  c: number,
+  passage: Passage,
+  pc: number,
+  matches: Map<number, number[]>,
+): string | null {
+  for (let k = 1; k < claim.tokens.length; k++) {
+    const head = claim.tokens[k]!;
+    const mod = claim.tokens[k - 1]!;
+    if (head.clause !== c || !head.content || !mod.content) continue;
+    if (!nounish(mod)) continue;
+    const modMatches = matches.get(k - 1) ?? [];
+    if (modMatches.length === 0) continue;
+    const heads = (matches.get(k) ?? []).filter((j) => passage.tokens[j]!.clause === pc);
+    if (heads.length === 0) continue;
+    const other = heads.every((j) => {
+      const before = passage.tokens[j - 1];
+      return before !== undefined && before.content && !modMatches.includes(j - 1) && nounish(before);
+    });
+    if (other && !modMatches.some((j) => passage.tokens[j]!.clause === pc)) return `${mod.w} ${head.w}`;
+  }
+  return null;
+}
+
+/**
+ * "is blocked by", "gets vacuumed", "messages not acknowledged before": a past participle after a form of be or get
+ * (in its clause, a few words back), or right after a noun with no object following; its subject is acted on.
+ */
 function passive(t: Text, i: number): boolean {
   if (!/(ed|en|wn|ne)$/.test(t.tokens[i]!.w)) return false;
-  return t.tokens.slice(Math.max(0, i - 3), i).some((x) => beForms.has(x.w));
+  const clause = t.tokens[i]!.clause;
+  for (let k = i - 1; k >= Math.max(0, i - 5) && t.tokens[k]!.clause === clause; k--) {
+    if (beForms.has(t.tokens[k]!.w) || getForms.has(t.tokens[k]!.w)) return true;
+    if (t.tokens[k]!.content && t.tokens[k]!.info?.verb && isVerbal(t, k)) break;
+  }
+  const prev = t.tokens[i - 1]?.w === 'not' ? t.tokens[i - 2] : t.tokens[i - 1];
+  const next = t.tokens[i + 1];
+  const reduced = prev !== undefined && prev.content && isEntity(prev) && !isVerbal(t, i - 1);
+  return reduced && (next === undefined || !(next.content || determiners.has(next.w)));
 }
 
 /** Is the nearest word on that side of the pivot (before: -1, after: +1), up to a content word, a pronoun? */
