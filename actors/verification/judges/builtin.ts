@@ -84,8 +84,8 @@ const rules2 = `Judge whether a claim is entailed by the cited passage of its so
    with only, exactly or solely is capped unless the passage sentence has one of them or single.
 10. Direction. Comparatives (the -er or -est form of an adjective or adverb that has a WordNet antonym, unless the
    form is a noun of several senses), more, most, less, fewer and least with the content word they grade (not when
-   they bound a number), before and after, and every word with a WordNet antonym (direct, or that of the head an
-   adjective satellite is similar to) are compared with the same kind of item in the passage sentence the claim
+   they bound a number), before and after, and every word with a WordNet antonym (direct, that of the head an
+   adjective satellite is similar to, or that of the adjective an adverb pertains to) are compared with the same kind of item in the passage sentence the claim
    clause is read against: same (a shared concept with the same sign, or an antonym with the other sign) or
    opposite. Of those, the one whose surrounding words recur best decides, the same on a tie: words within five
    tokens on the same side count 1 at about the same distance (two tokens), 0.5 further. Opposite contradicts. A
@@ -101,8 +101,8 @@ const rules2 = `Judge whether a claim is entailed by the cited passage of its so
    two nouns joined by a preposition whose only matches in the passage clause come in the other order contradict.
    A noun or name before a claim noun (hash index), found elsewhere in the passage, while every match of that noun in
    the passage clause has another noun or name before it (B-tree index), contradicts.
-12. A name (written with two capitals or more, or with digits, dots, underscores or =) the passage does not match
-   caps.
+12. A name (written with two capitals or more, or with digits, dots, underscores or =) or a word WordNet does not
+   know that the passage does not match caps.
 13. Contradicted: entailment at most 0.1, state contradicted. Otherwise, capped at 0.6 if capped, verified from
    0.75, partially_supported from 0.45, unsupported below.`;
 

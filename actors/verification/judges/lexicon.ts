@@ -65,7 +65,13 @@ function compute(word: string): WordInfo {
         for (const p of s.pointers) {
           const own = p.source === 0 || p.source === wordNumber;
           if (p.symbol === '+' && own) keys.add(`${p.pos}:${p.offset}`);
-          else if ((p.symbol === '&' && s.satellite) || (p.symbol === '\\' && own)) keys.add(`${p.pos}:${p.offset}`);
+          else if (p.symbol === '&' && s.satellite) keys.add(`${p.pos}:${p.offset}`);
+          else if (p.symbol === '\\' && own) {
+            keys.add(`${p.pos}:${p.offset}`);
+            // The adjective an adverb pertains to lends its senses, for antonyms (automatically: automatic).
+            const adjective = synset(p.pos, p.offset).words[Math.max(0, p.target - 1)];
+            if (adjective) for (const o of synsetOffsets(adjective, p.pos)) senses.add(`${p.pos}:${o}`);
+          }
           else if (p.symbol === '@' || p.symbol === '@i') broader.add(`${p.pos}:${p.offset}`);
         }
       }
@@ -86,7 +92,10 @@ function compute(word: string): WordInfo {
   };
 }
 
-/** Direct antonyms of the lemma's first senses, and for an adjective satellite those of the head it is similar to. */
+/**
+ * Direct antonyms of the lemma's first senses; for an adjective satellite, those of the head it is similar to; for an
+ * adverb, those of the adjective it pertains to.
+ */
 function antonymsOf(lemma: string, pos: Pos): string[] {
   const out: string[] = [];
   for (const offset of synsetOffsets(lemma, pos).slice(0, sensesPerLemma)) {
@@ -94,6 +103,12 @@ function antonymsOf(lemma: string, pos: Pos): string[] {
     const wordNumber = s.words.indexOf(lemma) + 1;
     for (const p of s.pointers) {
       if (p.symbol === '!' && (p.source === 0 || p.source === wordNumber)) out.push(`${p.pos}:${p.offset}`);
+      else if (p.symbol === '\\' && pos === 'r' && (p.source === 0 || p.source === wordNumber)) {
+        // An adverb takes the antonyms of the adjective it pertains to (manually: automatic).
+        const adj = synset(p.pos, p.offset);
+        const target = adj.words[Math.max(0, p.target - 1)];
+        if (target) out.push(...antonymsOf(target, 'a'));
+      }
       else if (p.symbol === '&' && s.satellite) {
         for (const q of synset(p.pos, p.offset).pointers) if (q.symbol === '!') out.push(`${q.pos}:${q.offset}`);
       }

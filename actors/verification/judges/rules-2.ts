@@ -442,7 +442,7 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
     if (indices.some((i) => (matches.get(i) ?? []).length > 0)) matched++;
     else {
       const tok = claim.tokens[indices[0]!]!;
-      if (isName(tok)) cap(`the passage does not name "${tok.original}"`);
+      if (isName(tok) || !tok.info?.known) cap(`the passage does not name "${tok.original}"`);
     }
   }
 
@@ -522,7 +522,15 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
       matchedInClause.set(pc, set);
     }
   const shared = (pc: number) => (matchedInClause.get(pc)?.size ?? 0) >= 2;
-  for (const [i, m] of matches) {
+  // A claim word's matches in the passage clause its own clause is read against, when it has any there.
+  const near = (i: number): number[] => {
+    const m = matches.get(i) ?? [];
+    const pc = bestClause.get(claim.tokens[i]!.clause);
+    const inClause = pc === undefined ? [] : m.filter((j) => passage.tokens[j]!.clause === pc);
+    return inClause.length > 0 ? inClause : m;
+  };
+  for (const i of matches.keys()) {
+    const m = near(i);
     const direct = m.filter(
       (j) => passage.negated.has(j) && passage.tokens[j]!.negatedFirst && shared(passage.tokens[j]!.clause),
     );
@@ -534,7 +542,7 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
     if (!tok.neg) return;
     const governed = scopeOf(claim, i).find((k) => (matches.get(k) ?? []).length > 0);
     if (governed === undefined) return;
-    if (!matches.get(governed)!.some((j) => passage.negated.has(j)))
+    if (!near(governed).some((j) => passage.negated.has(j)))
       contradict(`the claim negates "${claim.tokens[governed]!.w}", the passage does not`);
   });
 
