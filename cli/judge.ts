@@ -143,7 +143,10 @@ export async function evaluate(
 
 const usage = 'usage: assay judge eval <file.jsonl> [--version <judge version>]';
 
-/** Returns the exit code: 0 when judged, 2 for bad input (a bad line, an unknown version, a bad command). */
+/**
+ * Returns the exit code: 0 when judged, 2 for bad input (a bad line, an unknown version, a bad command), 1 when the
+ * configured judge cannot be had.
+ */
 export async function judgeCommand(
   config: Pick<Config, 'judge'>,
   args: string[],
@@ -167,7 +170,13 @@ export async function judgeCommand(
     return 2;
   }
   const file = positionals[0]!;
-  const judge = judgeFromConfig(config);
+  let judge: Judge;
+  try {
+    judge = judgeFromConfig(config);
+  } catch (err) {
+    out.error(`assay judge eval: ${(err as Error).message}`);
+    return 1;
+  }
   const version = values.version ?? judge.version;
   if (!judge.versions.includes(version)) {
     out.error(`assay judge eval: unknown judge version ${version} (known: ${judge.versions.join(', ')})`);

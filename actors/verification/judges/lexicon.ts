@@ -71,8 +71,7 @@ function compute(word: string): WordInfo {
             // The adjective an adverb pertains to lends its senses, for antonyms (automatically: automatic).
             const adjective = synset(p.pos, p.offset).words[Math.max(0, p.target - 1)];
             if (adjective) for (const o of synsetOffsets(adjective, p.pos)) senses.add(`${p.pos}:${o}`);
-          }
-          else if (p.symbol === '@' || p.symbol === '@i') broader.add(`${p.pos}:${p.offset}`);
+          } else if (p.symbol === '@' || p.symbol === '@i') broader.add(`${p.pos}:${p.offset}`);
         }
       }
       for (const a of antonymsOf(lemma, pos)) antonyms.add(a);
@@ -108,8 +107,7 @@ function antonymsOf(lemma: string, pos: Pos): string[] {
         const adj = synset(p.pos, p.offset);
         const target = adj.words[Math.max(0, p.target - 1)];
         if (target) out.push(...antonymsOf(target, 'a'));
-      }
-      else if (p.symbol === '&' && s.satellite) {
+      } else if (p.symbol === '&' && s.satellite) {
         for (const q of synset(p.pos, p.offset).pointers) if (q.symbol === '!') out.push(`${q.pos}:${q.offset}`);
       }
     }
