@@ -75,8 +75,10 @@ const rules2 = `Judge whether a claim is entailed by the cited passage of its so
 8. Negation (not, no, never, none, nothing, neither, nor, nobody, without, rather than, instead of) governs the next
    three content words of its clause. A passage word governed directly (the first content word after the negation),
    in a clause sharing two or more matched words with the claim, contradicts a claim word that matches it when no
-   claim negation governs that word and no passage word outside a negation matches it. A claim negation whose first
-   governed word that has a match matches no passage word under a negation contradicts.
+   claim negation governs that word and no passage word outside a negation matches it. A claim negation whose
+   directly governed word matches no passage word under a negation contradicts; one whose directly governed word
+   has no match at all caps (the claim denies what the passage does not mention). Matches are looked for first in
+   the passage clause the claim's clause is read against.
 9. Quantifiers. A claim clause with some, sometimes, may, might, could, occasionally, usually or part, read against
    a passage clause with all, every, each, always, whole, entire, everything or must, is contradicted. A claim clause
    with all, every (not before a unit of time), always, whole, entire, everything or must is capped unless the
@@ -89,8 +91,8 @@ const rules2 = `Judge whether a claim is entailed by the cited passage of its so
    clause is read against: same (a shared concept with the same sign, or an antonym with the other sign) or
    opposite. Of those, the one whose surrounding words recur best decides, the same on a tie: words within five
    tokens on the same side count 1 at about the same distance (two tokens), 0.5 further. Opposite contradicts. A
-   comparison (comparative, grade word, before, after) that no passage item states the same way is capped; once and
-   when state after, then states before.
+   comparative or graded word is capped when nothing in that sentence relates to it and the passage makes no
+   comparison at all. Once and when state after, then states before; before is opposite to after and once.
 11. Roles. Pivots are the claim clause's verbs (after a modal, to, not or a form of be, or ending in -s or -ed right
    after a noun or a pronoun; not an infinitive after to) that match a verb of the passage clause, and than, before,
    after, then, and to after from. The claim's subject (the nearest noun or name before the pivot that is not in a

@@ -540,8 +540,14 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
   }
   claim.tokens.forEach((tok, i) => {
     if (!tok.neg) return;
-    const governed = scopeOf(claim, i).find((k) => (matches.get(k) ?? []).length > 0);
+    // The word the negation governs directly: if the passage does not have it, the claim denies what the passage
+    // does not mention.
+    const governed = scopeOf(claim, i)[0];
     if (governed === undefined) return;
+    if ((matches.get(governed) ?? []).length === 0) {
+      cap(`the claim denies "${claim.tokens[governed]!.w}", which the passage does not mention`);
+      return;
+    }
     if (!near(governed).some((j) => passage.negated.has(j)))
       contradict(`the claim negates "${claim.tokens[governed]!.w}", the passage does not`);
   });
@@ -579,7 +585,7 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
       if (!best || score > best.score || (score === best.score && relation === 'same')) best = { relation, score };
     }
     if (best?.relation === 'opposite') contradict(`"${item.word}" reverses the passage`);
-    else if (!best && item.comparison && !stated(item, passageItems))
+    else if (!best && item.comparison && !item.order && !passageItems.some((p) => p.comparison && !p.order))
       cap(`the passage does not compare as the claim does ("${item.word}")`);
   }
 
@@ -733,7 +739,8 @@ function relate(a: PolarityItem, b: PolarityItem): 'same' | 'opposite' | null {
   if (a.order || b.order) {
     if (!a.order || !b.order) return null;
     if (a.order.includes(b.word) || b.order.includes(a.word)) return 'same';
-    return a.word in orderWords && b.word in orderWords ? 'opposite' : null;
+    const after = (w: string) => w === 'after' || w === 'once';
+    return (a.word === 'before' && after(b.word)) || (b.word === 'before' && after(a.word)) ? 'opposite' : null;
   }
   // A comparison answers to a comparison: "fewer round trips" says nothing against the word "round" alone.
   if (a.comparison !== b.comparison) return null;
@@ -742,11 +749,6 @@ function relate(a: PolarityItem, b: PolarityItem): 'same' | 'opposite' | null {
   if (!same && !anti) return null;
   const sameSign = a.sign === b.sign;
   return same === sameSign ? 'same' : 'opposite';
-}
-
-/** A comparison the passage makes somewhere (for order words: once/when count for after). */
-function stated(item: PolarityItem, passageItems: PolarityItem[]): boolean {
-  return passageItems.some((p) => relate(item, p) === 'same');
 }
 
 /**
