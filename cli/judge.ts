@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { Config } from '../contracts/index.ts';
-import { type ClaimCase, type Judge, judgeFromConfig } from '../actors/verification/judges/index.ts';
+import { type ClaimCase, type Judge, judgeFromConfig } from '../actors/index.ts';
 
 export interface LabelledCase extends ClaimCase {
   /** 1-based line number in the file. */
