@@ -184,7 +184,7 @@ function digest(version: string): string {
   return h.digest('hex');
 }
 
-test('[JUDGE-REPRODUCIBLE] 1.0.0, 1.1.0 and 1.2.0 give exactly what they gave before 2.0.0, with the same rules hashes', () => {
+test('[JUDGE-REPRODUCIBLE] 1.0.0, 1.1.0 and 1.2.0 give exactly what they gave before 2.0.0, with the same rules hashes; 2.0.0 is pinned too', () => {
   // Computed with the judge as it was before 2.0.0 was written, over the shipped labelled set.
   assert.equal(digest('1.0.0'), '28e65d5bedd0642af0fac25015dd35ce9f37e39a20da575f2772bd6cc92b8952');
   assert.equal(digest('1.1.0'), '0f66f501490b17b5c253dc33863cfe33cdea469c3c93ad220ea6e3ffbae489ad');
@@ -192,6 +192,9 @@ test('[JUDGE-REPRODUCIBLE] 1.0.0, 1.1.0 and 1.2.0 give exactly what they gave be
   assert.equal(judgePromptHash('1.0.0'), 'sha256:de8537b5ca4f29b116bc548f51571d192b8847a138f14b576f1e0c581911297a');
   assert.equal(judgePromptHash('1.1.0'), 'sha256:9d8da14b946feed2ec9c1cfe0fc36c4863d614ed970ba048bbf4603c0fa1783a');
   assert.equal(judgePromptHash('1.2.0'), 'sha256:2ef8e3bfc2e44ff34c0b10975275340c1ac88e61adf425bf3fe11ea086ae46d2');
+  // 2.0.0 as released: its rules text (word lists included) and what it gives. A change to either is a new version.
+  assert.equal(digest('2.0.0'), '40aeeae2cc46ed6e27fd2d6aeed844008f34d5a05c9d4e12f46ff1f0594948f8');
+  assert.equal(judgePromptHash('2.0.0'), 'sha256:d4d65a7177632698b21ae6eae6605e0627ba5d2d6268aac5948a58e3a525a069');
   const passage = 'The default duplicate window of a stream is 2 minutes. Streams are not replicated by default.';
   const pinned: [string, string, number, string][] = [
     ['The default duplicate window of a stream is two minutes.', '1.2.0', 0.7633, 'verified'],

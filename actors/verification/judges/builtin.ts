@@ -4,7 +4,7 @@
 // (term coverage); 2.0.0 reads clauses with WordNet and checks numbers, quantifiers, negation, comparisons and roles.
 import { createHash } from 'node:crypto';
 import type { ClaimCase, Judge, JudgeRun } from './port.ts';
-import { judgeV2 } from './rules-2.ts';
+import { judgeV2, wordLists } from './rules-2.ts';
 import { wordnetPackageVersion } from './wordnet.ts';
 
 /**
@@ -106,7 +106,9 @@ const rules2 = `Judge whether a claim is entailed by the cited passage of its so
 12. A name (written with two capitals or more, or with digits, dots, underscores or =) or a word WordNet does not
    know that the passage does not match caps.
 13. Contradicted: entailment at most 0.1, state contradicted. Otherwise, capped at 0.6 if capped, verified from
-   0.75, partially_supported from 0.45, unsupported below.`;
+   0.75, partially_supported from 0.45, unsupported below.
+Word lists:
+${wordLists}`;
 
 const baseRules = `Judge whether a claim is entailed by the cited passage of its source.
 1. The passage is the source section named by the claim's locator (case-insensitive), or the whole source when the

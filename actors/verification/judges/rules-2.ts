@@ -8,7 +8,7 @@ import { boundConflict, findQuantities, type Quantity, sameAmount } from './quan
 export interface Verdict {
   entailment: number;
   state: 'verified' | 'partially_supported' | 'unsupported' | 'contradicted';
-  /** Which rules capped or contradicted the claim, in words (for tests and for reading an evaluation). */
+  /** Which rules capped or contradicted the claim, in words (for tests and for whoever debugs a judgement). */
   reasons: string[];
 }
 
@@ -88,6 +88,30 @@ const boundaryWords = new Set(['because', 'whereas', 'although', 'unless']);
 const timeUnits = new Set(['second', 'minute', 'hour', 'day', 'week', 'month', 'year', 'time']);
 /** How many content words after a negation it governs. */
 const negationScope = 3;
+
+/** The word lists above, as they are appended to the rules text (so the rules hash covers them too). */
+export const wordLists = [
+  ['stop words', stopWords],
+  ['negations', negationWords],
+  ['universal quantifiers a claim may not add', universalWords],
+  ['universal quantifiers of a passage', passageUniversal],
+  ['weak quantifiers', weakWords],
+  ['exclusive words', exclusiveWords],
+  ['grade words', new Set(Object.keys(gradeWords))],
+  ['anaphors', anaphora],
+  ['pronouns in a subject or object slot', subjectPronouns],
+  ['prepositions', prepositions],
+  ['forms of be', beForms],
+  ['forms of get', getForms],
+  ['openers of a fronted phrase', frontedOpeners],
+  ['conjunctions after a comma that end a clause', clauseConjunctions],
+  ['words that end a clause', boundaryWords],
+  ['units of time after every', timeUnits],
+  ['modal and auxiliary words', modalWords],
+  ['determiners', determiners],
+]
+  .map(([name, set]) => `${name}: ${[...(set as Set<string>)].join(' ')}`)
+  .join('\n');
 
 interface Token {
   w: string;
