@@ -14,6 +14,9 @@ export interface LabelledCase extends ClaimCase {
   kind: string | null;
 }
 
+/** Cases one run judges at most: a file with more is refused rather than held in memory. */
+export const casesMax = 100_000;
+
 export class BadCaseFile extends Error {
   override readonly name = 'BadCaseFile';
 }
@@ -26,6 +29,7 @@ export function parseCases(text: string, file = 'input'): LabelledCase[] {
     const raw = lines[i]!.trim();
     if (raw === '') continue;
     const where = `${file}:${i + 1}`;
+    if (cases.length === casesMax) throw new BadCaseFile(`${where}: more than ${casesMax} cases; split the file`);
     let value: unknown;
     try {
       value = JSON.parse(raw);
