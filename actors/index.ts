@@ -22,5 +22,13 @@ export { runSettlementSweeper } from './settlement/worker.ts';
 
 export { corpusArtifact, corpusErrata, corpusSellers, loadSandboxCorpus } from './sandbox/corpus.ts';
 export { currentJudgeVersion, judgeModel, judgePromptHash, judgeVersions } from './verification/judge.ts';
+export {
+  builtinJudge,
+  type ClaimCase,
+  type Judge,
+  type JudgeRun,
+  JudgeUnavailable,
+  judgeFromConfig,
+} from './verification/judges/index.ts';
 export { buildReport, meetsFloor, signReport } from './verification/report.ts';
 export { runVerifier, verifyEdition } from './verification/worker.ts';

@@ -13,6 +13,7 @@ import {
 import { loadConfig, names as namesOf } from '../contracts/index.ts';
 import { healthAlerts, listingProjection, openHealthBucket, parkedFacts, rebuildProjection } from '../storage/index.ts';
 import { errataCommand } from './errata.ts';
+import { judgeCommand } from './judge.ts';
 import { allRoles, makeLogger, openDatabase, openNats, type Role, StartupError, startRoles } from './roles.ts';
 import { verifyReportCommand } from './verify.ts';
 
@@ -36,6 +37,10 @@ operator commands:
   errata open --title <text> --judge-versions <v1,v2> [--description <text>] [--judge-model <name>]
   errata close <id>
   errata list           open and close judge errata (operator only; writes the database directly)
+  judge eval <file.jsonl> [--version <v>]
+                        judge labelled claims (JSON lines: passage, claim, label, kind) with the configured
+                        judge (ASSAY_JUDGE) and print one line per claim, then balanced accuracy, sensitivity
+                        and specificity, overall and by kind; exit 2 on a bad line. Needs no running service
 
 client commands (talk HTTP only):
   verify-report <report.json> --keys <jwks file or URL>
@@ -145,6 +150,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'errata':
       return errataCommand(config, rest);
+    case 'judge':
+      return judgeCommand(config, rest);
     default:
       console.error(usage);
 

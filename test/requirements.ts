@@ -272,6 +272,64 @@ export const requirements = {
     source: 'docs/verification.md: The judge',
     behaviour: 'The judge is deterministic and versioned; numbers and negations contradict.',
   },
+  'JUDGE-2-NUMBERS': {
+    source: 'docs/verification.md: Built-in judge 2.0.0',
+    behaviour:
+      'Numbers compare by value and unit (two = 2, 2 minutes = 120 seconds, 512 KB = 524288 bytes, twenty percent = 20%); another amount or unit of the same dimension contradicts; a number the passage lacks caps.',
+  },
+  'JUDGE-2-NEGATION': {
+    source: 'docs/verification.md: Built-in judge 2.0.0',
+    behaviour: 'A negation counts in the clause the claim matches, not anywhere in the sentence.',
+  },
+  'JUDGE-2-QUANTIFIERS': {
+    source: 'docs/verification.md: Built-in judge 2.0.0',
+    behaviour:
+      'A claim widening a quantifier (some -> all) is not verified; narrowing a universal (every -> some), or several against one, contradicts.',
+  },
+  'JUDGE-2-COMPARISONS': {
+    source: 'docs/verification.md: Built-in judge 2.0.0',
+    behaviour:
+      'A reversed comparison (more/less, slower/faster) or swapped roles around the relation contradict; a passive keeps its roles.',
+  },
+  'JUDGE-2-ANTONYMS': {
+    source: 'docs/verification.md: Built-in judge 2.0.0',
+    behaviour: 'A WordNet antonym of the passage word (mutable/immutable, manually/automatically) contradicts.',
+  },
+  'JUDGE-2-PARAPHRASE': {
+    source: 'docs/verification.md: Built-in judge 2.0.0',
+    behaviour: 'A faithful paraphrase (WordNet synonyms, lemmas, derived forms, the passive) is verified.',
+  },
+  'JUDGE-2-UNSTATED': {
+    source: 'docs/verification.md: Built-in judge 2.0.0',
+    behaviour: 'A claim adding a name, a number or a qualifier the passage does not give is not verified.',
+  },
+  'JUDGE-REPRODUCIBLE': {
+    source: 'docs/verification.md: The judge',
+    behaviour: 'Versions 1.0.0, 1.1.0 and 1.2.0 judge exactly as before 2.0.0, with the same rules hashes.',
+  },
+  'JUDGE-DETERMINISTIC': {
+    source: 'docs/verification.md: The judge',
+    behaviour: 'The same claim and passage give the same judgement, in this process and in a fresh one.',
+  },
+  'JUDGE-PORT': {
+    source: 'docs/verification.md: The judge',
+    behaviour:
+      'The built-in judge implements the judge port (driver builtin, all four versions, entailments from rules, no usage); ASSAY_JUDGE=openai says the driver is not built yet.',
+  },
+  'JUDGE-EVAL-CLI': {
+    source: 'docs/verification.md: Evaluating a judge',
+    behaviour:
+      'assay judge eval judges a JSON-lines file with no service running, prints a line per claim and a summary (balanced accuracy, sensitivity, specificity, by kind); a bad line exits 2 naming its number.',
+  },
+  'JUDGE-ACCURACY': {
+    source: 'docs/verification.md: Measured accuracy',
+    behaviour: 'On the shipped labelled set the built-in judge 2.0.0 keeps 70% balanced accuracy and 85% specificity.',
+  },
+  'JUDGE-LABELLED-SET': {
+    source: 'docs/verification.md: Labelling convention',
+    behaviour:
+      'The shipped labelled set has 200 cases or more, about as many true as false, every kind and several domains.',
+  },
   'CAT-FORMAT': {
     source: 'docs/verification.md: The artifact format',
     behaviour: 'The documented artifact format example parses and judges as documented.',

@@ -2,7 +2,7 @@
 // by the operator command, and (without artifact_id) limited to the caller's purchases.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { corpusArtifact } from '../../actors/index.ts';
+import { corpusArtifact, currentJudgeVersion } from '../../actors/index.ts';
 import { waitForCorpus } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { type Agent, eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
@@ -30,7 +30,7 @@ const cli = (args: string[]) => runCli(sys, args);
 test('[CAT-ERRATA] errata are listed for artifacts judged by an affected version, and only those', async () => {
   const old = byVersion('1.0.0');
   const mid = byVersion('1.1.0');
-  const current = byVersion('1.2.0');
+  const current = byVersion(currentJudgeVersion);
   const r1 = await sys.call('GET', `/v1/errata?artifact_id=${old.id}`, { token: buyer.token });
   assert.equal(r1.status, 200);
   assert.equal(r1.body.items.length, 1);
@@ -47,14 +47,15 @@ test('[CAT-ERRATA] errata are listed for artifacts judged by an affected version
   assert.deepEqual(mine.body, { items: [], next_cursor: null }, 'a buyer with no purchases is affected by none');
 });
 
-// Before the next test, which opens (and closes) an erratum on 1.2.0: the corpus's two errata are the only ones.
+// Before the next test, which opens (and closes) an erratum on the current version: the corpus's two errata are the
+// only ones.
 test('[CAT-ERRATA] a buyer sees exactly the errata of what it bought, not those of artifacts it did not buy', async () => {
   const corpus = Array.from({ length: corpusSize }, (_, i) => corpusArtifact(sys.config.sandboxCorpusSeed, i));
   const [old, otherOld] = corpus.filter((a) => a.judgeVersion === '1.0.0');
   const mid = byVersion('1.1.0');
-  const current = byVersion('1.2.0');
+  const current = byVersion(currentJudgeVersion);
   assert.ok(old && otherOld && mid && current, 'the corpus has two artifacts judged by 1.0.0 and one of each other');
-  // The corpus's errata, as its generator seeds them: 1.0.0 open, 1.1.0 closed; 1.2.0 has none.
+  // The corpus's errata, as its generator seeds them: 1.0.0 open, 1.1.0 closed; the current version has none.
   const oldErratum = { title: 'Judge 1.0.0 checks neither numbers nor negations', state: 'open', versions: ['1.0.0'] };
   const midErratum = { title: 'Judge 1.1.0 misses negations', state: 'closed', versions: ['1.1.0'] };
 
@@ -83,7 +84,7 @@ test('[CAT-ERRATA] a buyer sees exactly the errata of what it bought, not those 
     }));
   };
 
-  // Bought one of the 1.0.0 artifacts and one judged by 1.2.0: the 1.0.0 erratum, naming only the one it bought.
+  // Bought one of the 1.0.0 artifacts and one judged by the current version: the 1.0.0 erratum, naming only the one it bought.
   const a = await sys.register();
   await buyOne(a, old);
   await buyOne(a, current);
@@ -97,8 +98,15 @@ test('[CAT-ERRATA] a buyer sees exactly the errata of what it bought, not those 
 });
 
 test('[CAT-ERRATA] the operator opens and closes errata with `assay errata`', async () => {
-  const current = byVersion('1.2.0');
-  const opened = await cli(['errata', 'open', '--title', 'Judge 1.2.0 misreads units', '--judge-versions', '1.2.0']);
+  const current = byVersion(currentJudgeVersion);
+  const opened = await cli([
+    'errata',
+    'open',
+    '--title',
+    `Judge ${currentJudgeVersion} misreads units`,
+    '--judge-versions',
+    currentJudgeVersion,
+  ]);
   assert.equal(opened.code, 0, opened.stderr);
   const id = opened.stdout.trim();
   const listed = await sys.call('GET', `/v1/errata?artifact_id=${current.id}`, { token: buyer.token });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { buildReport, corpusArtifact } from '../../actors/index.ts';
+import { buildReport, corpusArtifact, currentJudgeVersion } from '../../actors/index.ts';
 import { artifactContent, publish, registerSeller, reportDigestOf } from '../support/catalog.ts';
 import { waitForCorpus } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
@@ -231,7 +231,7 @@ describe('offers', () => {
     const etag = offer.headers.get('etag')!;
     assert.match(etag, /^"[A-Za-z0-9_-]{32}"$/, 'a strong tag (no W/ prefix)');
     assert.equal(offer.body.report.digest, digest);
-    assert.equal(offer.body.judge.version, '1.2.0');
+    assert.equal(offer.body.judge.version, currentJudgeVersion);
     assert.deepEqual(offer.body.billing, { interval_seconds: 30 });
     const same = await sys.call('GET', `/offers/${l.body.id}`, { token: buyer.token });
     assert.equal(same.headers.get('etag'), etag, 'same document, same tag');

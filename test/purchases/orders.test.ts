@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { currentJudgeVersion } from '../../actors/index.ts';
 import { independentlyVerifyBundle, registerSeller, verifiedListing } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { type Agent, eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
@@ -55,7 +56,7 @@ async function snapshot(a: Agent) {
 
 describe('refusals, in the documented order, each changing nothing', () => {
   // The listings the rule tables buy from, with hand-written facts about them: `main` offers md only at 400 cents,
-  // its artifact judged by 1.2.0 and trusted 2/3 (one passing verification); `dear` costs more than a new buyer's
+  // its artifact judged by the current judge version and trusted 2/3 (one passing verification); `dear` costs more than a new buyer's
   // 100,000 credits; `gone` lists an artifact that no longer exists; `unlisted` was taken off sale.
   const price = 400;
   const dearPrice = 150_000;
@@ -89,9 +90,9 @@ describe('refusals, in the documented order, each changing nothing', () => {
     });
     sys.nc.publish(sys.names.notices.artifact(gone.artifactId));
     await sys.nc.flush();
-    // An open erratum on judge 1.2.0, the version that judged every listing here; only mandates that reject open
-    // errata see it. The command notifies the actor hosts before it exits.
-    const opened = await runCli(sys, ['errata', 'open', '--title', 'rules', '--judge-versions', '1.2.0']);
+    // An open erratum on the current judge version, the version that judged every listing here; only mandates that
+    // reject open errata see it. The command notifies the actor hosts before it exits.
+    const opened = await runCli(sys, ['errata', 'open', '--title', 'rules', '--judge-versions', currentJudgeVersion]);
     assert.equal(opened.code, 0, opened.stderr);
     erratumId = opened.stdout.trim();
   });
@@ -183,14 +184,14 @@ describe('refusals, in the documented order, each changing nothing', () => {
       message: /min_trust/,
     },
     {
-      name: "7 the judge version (1.2.0) is below the mandate's minimum",
+      name: `7 the judge version (${currentJudgeVersion}) is below the mandate's minimum`,
       mandate: { min_judge_version: '9.0.0' },
       status: 403,
       code: 'judge_version_rejected',
       message: /requires 9\.0\.0/,
     },
     {
-      name: '8 the mandate rejects open judge errata, and one affects 1.2.0',
+      name: `8 the mandate rejects open judge errata, and one affects ${currentJudgeVersion}`,
       mandate: { reject_open_judge_errata: true },
       status: 403,
       code: 'judge_version_rejected',
@@ -352,7 +353,7 @@ describe('judge errata', () => {
     // it exits; the actor host reads that notice before any request sent after the exit (one connection, in the
     // server's order), and drops its cached quotes. So the very next purchase sees the erratum, and the very next
     // after closing it sees it closed: no waiting for the quote cache's time to live (60 s).
-    const opened = await runCli(sys, ['errata', 'open', '--title', 'test', '--judge-versions', '1.2.0']);
+    const opened = await runCli(sys, ['errata', 'open', '--title', 'test', '--judge-versions', currentJudgeVersion]);
     assert.equal(opened.code, 0, opened.stderr);
     const r = await buy(b, { listing_id: l.listingId, formats: ['md'] }, 'e3');
     assert.equal(r.status, 403, JSON.stringify(r.body));

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { judgePromptHash, judgeVersions } from '../../actors/index.ts';
+import { currentJudgeVersion, judgePromptHash, judgeVersions } from '../../actors/index.ts';
 import { parseArtifact } from '../../actors/verification/format.ts';
 import { judgeClaim } from '../../actors/verification/judge.ts';
 import { buildReport } from '../../actors/verification/report.ts';
@@ -46,18 +46,32 @@ test('[CAT-FORMAT] the example in docs/verification.md parses and judges as docu
   const parsed = parseArtifact(example);
   assert.deepEqual(parsed.frontMatter.topics, ['postgresql', 'performance']);
   assert.equal(parsed.claims.length, 4);
-  const report = buildReport({
-    artifactId: 'a',
-    editionId: 'e',
-    contentHash: 'h',
-    content: example,
-    floor: parsed.frontMatter.floor!,
-    judgeVersion: '1.2.0',
-    createdAt: '2026-11-21T00:00:00.000Z',
-  });
+  const judged = (judgeVersion: string) =>
+    buildReport({
+      artifactId: 'a',
+      editionId: 'e',
+      contentHash: 'h',
+      content: example,
+      floor: parsed.frontMatter.floor!,
+      judgeVersion,
+      createdAt: '2026-11-21T00:00:00.000Z',
+    });
+  const report = judged(currentJudgeVersion);
+  assert.equal(currentJudgeVersion, '2.0.0');
   assert.deepEqual(
-    report.claims.map((c) => c.state),
-    ['verified', 'verified', 'contradicted', 'source_missing'],
+    report.claims.map((c) => [c.state, c.entailment]),
+    [
+      ['verified', 1],
+      ['verified', 1],
+      ['partially_supported', 0.6],
+      ['source_missing', 0],
+    ],
   );
   assert.equal(report.summary.verified, 2);
+  assert.match(doc, /2\.0\.0\), claims c1 and c2 are verified, c3 is `partially_supported`/);
+  // What the documentation says 1.2.0 made of c3.
+  assert.deepEqual(
+    judged('1.2.0').claims.map((c) => c.state),
+    ['verified', 'verified', 'contradicted', 'source_missing'],
+  );
 });
