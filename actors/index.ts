@@ -27,8 +27,14 @@ export {
   type ClaimCase,
   type Judge,
   type JudgeRun,
+  type Judges,
   JudgeUnavailable,
   judgeFromConfig,
+  judgesFromConfig,
+  judgeVersionSequence,
+  MemoryVerdictCache,
+  OpenAIJudge,
+  PgVerdictCache,
 } from './verification/judges/index.ts';
 export { buildReport, meetsFloor, signReport } from './verification/report.ts';
 export { runVerifier, verifyEdition } from './verification/worker.ts';

@@ -152,7 +152,7 @@ const usage = 'usage: assay judge eval <file.jsonl> [--version <judge version>]'
  * configured judge cannot be had.
  */
 export async function judgeCommand(
-  config: Pick<Config, 'judge'>,
+  config: Config,
   args: string[],
   out: Pick<Console, 'log' | 'error'> = console,
 ): Promise<number> {

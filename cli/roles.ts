@@ -17,6 +17,9 @@ import {
   runVerifier,
   ensureActiveKey,
   IdempotencyIndexClient,
+  type Judges,
+  judgesFromConfig,
+  PgVerdictCache,
   ledgerService,
   principalFactsOf,
   principalBehaviour,
@@ -133,7 +136,21 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
   if (roles.includes('workers') && sql) {
     await ensureActiveKey(sql, 'token', systemClock);
     await ensureActiveKey(sql, 'report', systemClock);
-    const deps = { nc, sql, names, config, clock: systemClock, ids: randomIds };
+    let judges: Judges;
+    try {
+      judges = judgesFromConfig(config, { cache: new PgVerdictCache(sql) });
+    } catch (err) {
+      throw new StartupError((err as Error).message);
+    }
+    const deps = {
+      nc,
+      sql,
+      names,
+      config,
+      clock: systemClock,
+      ids: randomIds,
+      judgeVersion: judges.configured.version,
+    };
     const settlementDeps = {
       nc,
       sql,
@@ -175,7 +192,11 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
     ];
     // Every worker verifies: the VERIFY work queue hands each edition to one of them.
     const verifying = new AbortController();
-    const verifier = runVerifier(nc, sql, names, systemClock, log, verifying.signal, config.verifierConcurrency);
+    const verifier = runVerifier(
+      { nc, sql, names, clock: systemClock, log, judges },
+      verifying.signal,
+      config.verifierConcurrency,
+    );
     // In the background: a large corpus takes a while, and the workers already serve meanwhile.
     const corpusLoading = new AbortController();
     const corpus = loadSandboxCorpus(
@@ -191,6 +212,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
 
       verifying.abort();
       await verifier;
+      await judges.close();
 
       for (const job of jobs) await job.stop();
     });

@@ -222,6 +222,12 @@ export const configKeys = {
     int(100, 600_000),
     'How long one request to the judge endpoint may take before it is retried.',
   ),
+  judgeBreakerCoolDownMs: key(
+    'ASSAY_JUDGE_BREAKER_COOLDOWN_MS',
+    30_000,
+    int(100, 3_600_000),
+    'After repeated failures of the judge endpoint, how long the model judge stops calling it before one probe.',
+  ),
   reportWaitSeconds: key(
     'ASSAY_REPORT_WAIT_SECONDS',
     86_400,

@@ -130,6 +130,23 @@ export const VerificationReport = Type.Object({
   judgeModel: Type.String(),
   judgePromptVersion: Type.String(),
   judgePromptHash: Sha256,
+  judge: Type.Optional(
+    Type.Object(
+      {
+        driver: Type.Union([Type.Literal('builtin'), Type.Literal('openai')]),
+        entailmentFrom: Type.Union([
+          Type.Literal('rules'),
+          Type.Literal('logprobs'),
+          Type.Literal('verdict'),
+          Type.Literal('mixed'),
+        ]),
+      },
+      {
+        description:
+          'Which driver judged, and how entailments were obtained: rules (built-in), logprobs (P(supported) from the endpoint), verdict (1 or 0), mixed. Absent in reports made before it existed.',
+      },
+    ),
+  ),
   signingKeyId: Type.String(),
   signature: Type.String(),
   createdAt: Timestamp(),

@@ -161,7 +161,7 @@ export async function storeReport(tx: Sql, r: StoredReportInput): Promise<boolea
                          signing_key_id, body, created_at, judge_usage)
     VALUES (${r.digest}, ${r.editionId}, ${r.artifactId}, ${r.sandbox}, ${r.judgeModel}, ${r.judgeVersion},
             ${r.meanEntailment}, ${r.signingKeyId}, ${r.body}, ${r.createdAt},
-            ${r.judgeUsage === null ? null : JSON.stringify(r.judgeUsage)}::jsonb)
+            ${r.judgeUsage === null ? null : JSON.stringify(r.judgeUsage)}::text::jsonb)
     ON CONFLICT DO NOTHING`;
   if (inserted.count === 0) return false;
   await tx`UPDATE editions SET report_digest = ${r.digest} WHERE id = ${r.editionId}`;

@@ -490,6 +490,21 @@ export const requirements = {
     behaviour:
       'The model judge is built from ASSAY_JUDGE_* (key or key file) and refuses to start without a URL or a model.',
   },
+  'JUDGE-MODEL-REPORT': {
+    source: 'docs/verification.md: The pipeline',
+    behaviour:
+      'A report judged by the model names the model id the endpoint answered with, prompt 2.1.0 and its hash, its driver and entailment source, and verifies offline.',
+  },
+  'JUDGE-MODEL-VERSIONS': {
+    source: 'docs/verification.md: Judge versions and errata across drivers',
+    behaviour:
+      "A mandate's min_judge_version compares the one version sequence of every driver, and errata apply to the model they name only.",
+  },
+  'JUDGE-MODEL-PENDING': {
+    source: 'docs/verification.md: The pipeline',
+    behaviour:
+      'With the judge endpoint down an edition stays pending and its orders held; when it is back the report arrives from the same judge and settles them.',
+  },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 
 export type RequirementId = keyof typeof requirements;

@@ -52,7 +52,6 @@ import {
   encodeTimeIdCursor,
 } from '../shared/cursor.ts';
 import { parseArtifact } from '../verification/format.ts';
-import { currentJudgeVersion } from '../verification/judge.ts';
 import { meetsFloor } from '../verification/report.ts';
 
 import { trustScore } from './trust.ts';
@@ -72,6 +71,8 @@ export interface CatalogDeps {
   names: Names;
   config: Config;
   clock: Clock;
+  /** The version of the configured judge: new editions are recorded to be judged with it. */
+  judgeVersion: string;
 }
 
 export function catalogService(d: CatalogDeps) {
@@ -317,7 +318,7 @@ export function catalogService(d: CatalogDeps) {
     artifactId: string,
     r: PublishRequest,
     previous?: ArtifactRow,
-    judgeVersion = currentJudgeVersion,
+    judgeVersion = d.judgeVersion,
   ) {
     const fm = parseArtifact(r.content).frontMatter;
     return {

@@ -4,7 +4,7 @@ import { createPrivateKey, sign } from 'node:crypto';
 import { canonicalBytes, type ClaimT, sha256Digest, type VerificationReportT } from '../../contracts/index.ts';
 import type { StoredKey } from '../../storage/index.ts';
 import { parseArtifact } from './format.ts';
-import { judgeClaim, judgeModel, judgePromptHash } from './judge.ts';
+import type { ClaimCase, Judge, JudgeUsage } from './judges/port.ts';
 
 export const pipelineVersion = 'assay-verify/1.0.0';
 
@@ -14,6 +14,7 @@ export interface ReportInput {
   contentHash: string;
   content: string;
   floor: number;
+  /** The judge version the edition is to be judged with (recorded when it was published). */
   judgeVersion: string;
   createdAt: string;
 }
@@ -22,17 +23,30 @@ export type UnsignedReport = Omit<VerificationReportT, 'digest' | 'signature' | 
   subject: { artifactId: string; editionId: string; contentHash: string };
 };
 
-export function buildReport(input: ReportInput): UnsignedReport {
+/**
+ * Judge an edition's claims and summarise them into an unsigned report. A claim whose source or locator is missing
+ * is settled without the judge; the others go to `judge` in one batch. Throws JudgeUnavailable when the judge
+ * cannot answer (the edition stays pending). Returns what the judging cost at a model endpoint beside the report.
+ */
+export async function buildReport(
+  input: ReportInput,
+  judge: Judge,
+): Promise<{ report: UnsignedReport; usage: JudgeUsage | null }> {
   const parsed = parseArtifact(input.content);
-  const claims: ClaimT[] = parsed.claims.map((c) => {
+  const cases: ClaimCase[] = [];
+  const resolved = parsed.claims.map((c) => {
     const source = parsed.sources.get(c.sourceId);
     if (!source) return { ...c, entailment: 0, state: 'source_missing' };
     const passage = c.locator === '' ? source.text : source.sections.get(c.locator.toLowerCase());
     if (passage === undefined) return { ...c, entailment: 0, state: 'locator_missing' };
-    return { ...c, ...judgeClaim(c.text, passage, input.judgeVersion) };
+    cases.push({ claim: c.text, passage });
+    return null;
   });
+  const run = await judge.judge(cases, input.judgeVersion);
+  let next = 0;
+  const claims: ClaimT[] = parsed.claims.map((c, i) => resolved[i] ?? { ...c, ...run.judgements[next++]! });
   const total = claims.reduce((s, c) => s + c.entailment, 0);
-  return {
+  const report: UnsignedReport = {
     pipelineVersion,
     subject: { artifactId: input.artifactId, editionId: input.editionId, contentHash: input.contentHash },
     claims,
@@ -43,11 +57,13 @@ export function buildReport(input: ReportInput): UnsignedReport {
       meanEntailment: claims.length === 0 ? 0 : Math.round((total / claims.length) * 10_000) / 10_000,
       humanReviewed: false,
     },
-    judgeModel,
-    judgePromptVersion: input.judgeVersion,
-    judgePromptHash: judgePromptHash(input.judgeVersion),
+    judgeModel: run.model,
+    judgePromptVersion: run.version,
+    judgePromptHash: run.promptHash,
+    judge: { driver: judge.driver, entailmentFrom: run.entailmentFrom },
     createdAt: input.createdAt,
   };
+  return { report, usage: run.usage };
 }
 
 export function signReport(

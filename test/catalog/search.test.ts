@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { buildReport, corpusArtifact, currentJudgeVersion } from '../../actors/index.ts';
+import { buildReport, builtinJudge, corpusArtifact, currentJudgeVersion } from '../../actors/index.ts';
 import { artifactContent, publish, registerSeller, reportDigestOf } from '../support/catalog.ts';
 import { waitForCorpus } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
@@ -36,15 +36,18 @@ before(async () => {
   });
   for (let i = 0; i < corpusSize; i++) {
     const a = corpusArtifact(sys.config.sandboxCorpusSeed, i);
-    const report = buildReport({
-      artifactId: a.id,
-      editionId: a.editionId,
-      contentHash: '',
-      content: a.content,
-      floor: a.floor,
-      judgeVersion: a.judgeVersion,
-      createdAt: '',
-    });
+    const { report } = await buildReport(
+      {
+        artifactId: a.id,
+        editionId: a.editionId,
+        contentHash: '',
+        content: a.content,
+        floor: a.floor,
+        judgeVersion: a.judgeVersion,
+        createdAt: '',
+      },
+      builtinJudge,
+    );
     expected.push({
       id: a.id,
       mean: report.summary.meanEntailment,

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { currentJudgeVersion, judgePromptHash, judgeVersions } from '../../actors/index.ts';
+import { loadConfig } from '../../contracts/index.ts';
 import {
   builtinJudge,
   judgeClaim,
@@ -244,7 +245,7 @@ test('[JUDGE-PORT] the built-in judge behind the port: every version, rules, no 
   }
   assert.equal((await builtinJudge.judge(cases)).version, '2.0.0');
   await assert.rejects(builtinJudge.judge(cases, '0.9.0'), /unknown judge version/);
-  assert.equal(judgeFromConfig({ judge: 'builtin' }), builtinJudge);
-  assert.throws(() => judgeFromConfig({ judge: 'openai' }), /not built yet/);
+  assert.equal(judgeFromConfig(loadConfig({ ASSAY_JUDGE: 'builtin' })), builtinJudge);
+  assert.throws(() => judgeFromConfig(loadConfig({ ASSAY_JUDGE: 'openai' })), /ASSAY_JUDGE_URL is not set/);
   assert.match(judgePromptHash('2.0.0'), /^sha256:[0-9a-f]{64}$/);
 });

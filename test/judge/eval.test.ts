@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { evaluate, parseCases } from '../../cli/judge.ts';
 import { builtinJudge, judgeClaim, judgePromptHash } from '../../actors/verification/judges/index.ts';
 import { readFileSync } from 'node:fs';
+import { answeredModelDefault, startOpenAIServer } from '../support/openai-server.ts';
 
 const run = promisify(execFile);
 const root = new URL('../../', import.meta.url).pathname;
@@ -127,8 +128,8 @@ test('[JUDGE-EVAL-CLI] a bad line is named by its number and exits 2; so do an u
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /unknown judge version 9\.9\.9/);
     const openai = await assay(['judge', 'eval', path], { ASSAY_JUDGE: 'openai' });
-    assert.notEqual(openai.code, 0);
-    assert.match(openai.stderr, /not built yet/);
+    assert.equal(openai.code, 1);
+    assert.match(openai.stderr, /ASSAY_JUDGE_URL is not set/);
   });
   const usage = await assay(['judge']);
   assert.equal(usage.code, 2);
@@ -192,4 +193,42 @@ test('[JUDGE-LABELLED-SET] the shipped set: 200 cases or more, balanced, every k
     assert.ok(kinds.has(k), k);
   assert.ok(new Set(rows.map((r) => r.domain)).size >= 6);
   assert.equal(new Set(rows.map((r) => `${r.passage}\n${r.claim}`)).size, rows.length, 'no case twice');
+});
+
+test('[JUDGE-EVAL-CLI] with ASSAY_JUDGE=openai the eval asks the model endpoint and names the model it answered as', async () => {
+  const server = await startOpenAIServer();
+  try {
+    const cases = [
+      { passage: 'The window is two minutes. has:window', claim: 'The window is 2 minutes. needs:window', label: true },
+      { passage: 'The window is two minutes.', claim: 'The window is 2 hours. verdict:contradicted', label: false },
+    ];
+    await withFile(`${cases.map((c) => JSON.stringify(c)).join('\n')}\n`, async (path) => {
+      const r = await assay(['judge', 'eval', path], {
+        ASSAY_JUDGE: 'openai',
+        ASSAY_JUDGE_URL: server.url,
+        ASSAY_JUDGE_MODEL: 'judge-alias',
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const lines = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      assert.deepEqual(
+        lines.slice(0, 2).map((l) => [l.state, l.verified]),
+        [
+          ['verified', true],
+          ['contradicted', false],
+        ],
+      );
+      const summary = lines.at(-1);
+      assert.deepEqual(
+        [summary.judge.driver, summary.judge.model, summary.judge.version],
+        ['openai', answeredModelDefault, '2.1.0'],
+      );
+      assert.equal(summary.balancedAccuracy, 1);
+    });
+    assert.equal(server.requests, 2);
+  } finally {
+    await server.close();
+  }
 });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { currentJudgeVersion, judgePromptHash, judgeVersions } from '../../actors/index.ts';
+import { builtinJudge, currentJudgeVersion, judgePromptHash, judgeVersions } from '../../actors/index.ts';
 import { parseArtifact } from '../../actors/verification/format.ts';
 import { judgeClaim } from '../../actors/verification/judge.ts';
 import { buildReport } from '../../actors/verification/report.ts';
@@ -39,24 +39,29 @@ test('[CAT-JUDGE] each version names its rules by hash; unknown versions are ref
   assert.throws(() => judgeClaim('x', 'x', '0.1.0'), /unknown judge version/);
 });
 
-test('[CAT-FORMAT] the example in docs/verification.md parses and judges as documented', () => {
+test('[CAT-FORMAT] the example in docs/verification.md parses and judges as documented', async () => {
   const doc = readFileSync(new URL('../../docs/verification.md', import.meta.url), 'utf8');
   const example = /<!-- example:start -->\n```markdown\n([\s\S]*?)```\n<!-- example:end -->/.exec(doc)?.[1];
   assert.ok(example, 'docs/verification.md has the example between markers');
   const parsed = parseArtifact(example);
   assert.deepEqual(parsed.frontMatter.topics, ['postgresql', 'performance']);
   assert.equal(parsed.claims.length, 4);
-  const judged = (judgeVersion: string) =>
-    buildReport({
-      artifactId: 'a',
-      editionId: 'e',
-      contentHash: 'h',
-      content: example,
-      floor: parsed.frontMatter.floor!,
-      judgeVersion,
-      createdAt: '2026-11-21T00:00:00.000Z',
-    });
-  const report = judged(currentJudgeVersion);
+  const judged = async (judgeVersion: string) =>
+    (
+      await buildReport(
+        {
+          artifactId: 'a',
+          editionId: 'e',
+          contentHash: 'h',
+          content: example,
+          floor: parsed.frontMatter.floor!,
+          judgeVersion,
+          createdAt: '2026-11-21T00:00:00.000Z',
+        },
+        builtinJudge,
+      )
+    ).report;
+  const report = await judged(currentJudgeVersion);
   assert.equal(currentJudgeVersion, '2.0.0');
   assert.deepEqual(
     report.claims.map((c) => [c.state, c.entailment]),
@@ -71,7 +76,7 @@ test('[CAT-FORMAT] the example in docs/verification.md parses and judges as docu
   assert.match(doc, /2\.0\.0\), claims c1 and c2 are verified, c3 is `partially_supported`/);
   // What the documentation says 1.2.0 made of c3.
   assert.deepEqual(
-    judged('1.2.0').claims.map((c) => c.state),
+    (await judged('1.2.0')).claims.map((c) => c.state),
     ['verified', 'verified', 'contradicted', 'source_missing'],
   );
 });

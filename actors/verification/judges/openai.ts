@@ -520,6 +520,7 @@ export function openaiJudgeFromConfig(
     apiKey,
     concurrency: config.judgeConcurrency,
     requestTimeoutMs: config.judgeTimeoutMs,
+    breakerCoolDownMs: config.judgeBreakerCoolDownMs,
     cache: extra.cache === undefined ? new MemoryVerdictCache() : extra.cache,
     ...(extra.clock ? { clock: extra.clock } : {}),
     ...(extra.sleep ? { sleep: extra.sleep } : {}),
