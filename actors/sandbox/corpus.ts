@@ -169,14 +169,14 @@ export const corpusErrata = (seed: string) => [
     id: derivedId('corpus', seed, 'erratum', '1.0.0'),
     title: 'Judge 1.0.0 checks neither numbers nor negations',
     description:
-      'Reports made by assay-lexical-judge 1.0.0 count a claim as verified when its words appear in the source, even if a number differs or the claim negates the source. Re-verify with 1.2.0.',
+      'Reports made by assay-lexical-judge 1.0.0 count a claim as verified when its words appear in the source, even if a number differs or the claim negates the source. Re-verify with the current version.',
     judgeVersions: ['1.0.0'],
     closed: false,
   },
   {
     id: derivedId('corpus', seed, 'erratum', '1.1.0'),
     title: 'Judge 1.1.0 misses negations',
-    description: 'Reports made by assay-lexical-judge 1.1.0 do not detect a negated claim. Fixed in 1.2.0.',
+    description: 'Reports made by assay-lexical-judge 1.1.0 do not detect a negated claim. Fixed in 1.2.0 and later.',
     judgeVersions: ['1.1.0'],
     closed: true,
   },
