@@ -1,11 +1,13 @@
 // `npm run bench:judge`: the judges on the shipped labelled set (test/judge/labelled.jsonl), in one run: balanced
 // accuracy, sensitivity (supported claims verified) and specificity (unsupported claims not verified) for each
-// built-in version, by kind for the current one, and claims judged per second. Needs no service.
+// built-in version, by kind for the current one, and claims judged per second; then the model driver's own cost
+// against a loopback test endpoint (claims/s, tokens per claim). Needs no service.
 //   npm run bench:judge -- [--file test/judge/labelled.jsonl] [--rounds 20]
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { builtinJudge, type Judge } from '../../actors/verification/judges/index.ts';
 import { type EvalResult, evaluate, parseCases, type Scores } from '../../cli/judge.ts';
+import { benchModelJudge } from './judge-model.ts';
 
 const { values } = parseArgs({
   options: {
@@ -44,8 +46,6 @@ async function measure(judge: Judge, version: string): Promise<Row> {
 
 const rows: Row[] = [];
 for (const version of builtinJudge.versions) rows.push(await measure(builtinJudge, version));
-// The model driver's row goes here: measure(judgeFromConfig({ judge: 'openai', ... }), '2.1.0') against the test
-// endpoint, once, with tokensPerClaim = (usage.promptTokens + usage.completionTokens) / cases.length.
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '-' : `${(x * 100).toFixed(1)}%`);
 const pad = (s: string, n: number) => s.padEnd(n);
@@ -72,3 +72,11 @@ for (const [kind, s] of Object.entries(current.result.byKind)) {
     `${pad(kind, 20)} ${pad(String(s.cases), 6)} ${pad(both(s, before, 'sensitivity'), 18)} ${both(s, before, 'specificity')}`,
   );
 }
+
+// The model driver's figures need a model to mean anything about accuracy; against the loopback test endpoint (its
+// verdicts scripted, 50 ms an answer) they say what the driver itself costs: claims per second at the default
+// concurrency, and endpoint tokens per claim.
+const model = await benchModelJudge({ claims: 400, latencyMs: 50 });
+console.log(
+  `\nmodel driver (prompt 2.1.0) against the loopback test endpoint, ${model.latencyMs} ms an answer, concurrency ${model.concurrency}: ${Math.round(model.claimsPerSecond)} claims/s (serial would be ${Math.round(1000 / model.latencyMs)}/s; the issue's bar is 50/s), ${model.promptTokensPerClaim.toFixed(0)} prompt + ${model.completionTokensPerClaim.toFixed(0)} completion tokens per claim; accuracy depends on the model, not measured here`,
+);
