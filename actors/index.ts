@@ -1,6 +1,7 @@
 // Public entry of actors/: the actor runtime, the principal actor and the stateless services.
 export { authService } from './auth/service.ts';
 export { ensureActiveKey, publicJwks, rotateKey, signAgentToken, type TokenRequest } from './auth/keys.ts';
+export { deliveryService } from './delivery/service.ts';
 export { eventOf } from './ledger/events.ts';
 export { principalFactRows, principalFactsOf } from './ledger/projection.ts';
 export { ledgerService } from './ledger/service.ts';

@@ -10,6 +10,7 @@ import {
   ActorHost,
   authService,
   catalogService,
+  deliveryService,
   listingBehaviour,
   loadSandboxCorpus,
   runOutboxRelay,
@@ -167,6 +168,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       serveService(nc, names, 'sandbox', sandboxService(deps), log),
       serveService(nc, names, 'ledger', await ledgerService(deps), log),
       serveService(nc, names, 'catalog', catalogService(deps), log),
+      serveService(nc, names, 'delivery', await deliveryService({ ...deps, log }), log),
     ];
     // Jobs that run once per deployment: the worker holding a job's lease runs it, another takes over on failure.
     const singleton = (name: string, run: (signal: AbortSignal) => Promise<void>) =>
@@ -216,7 +218,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
 
       for (const job of jobs) await job.stop();
     });
-    log.info('workers serving (auth, sandbox, ledger, catalog, verifier, projectors, outbox relay)');
+    log.info('workers serving (auth, sandbox, ledger, catalog, delivery, verifier, projectors, outbox relay)');
   }
 
   if (roles.includes('actors')) {

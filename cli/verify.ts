@@ -1,5 +1,6 @@
-// `assay verify-report`: check a verification report offline, with nothing but the public keys (a JWK Set file
-// or URL, such as <web_url>/.well-known/report-keys). A client command: it imports contracts/ only.
+// `assay verify-report`: check a verification report, compliance bundle or delivery receipt offline, with nothing
+// but the public keys (a JWK Set file or URL, such as <web_url>/.well-known/report-keys). A client command: it
+// imports contracts/ only.
 import { readFile } from 'node:fs/promises';
 import { type SignedBundle, type SignedReport, verifyBundle, verifyReport } from '../contracts/index.ts';
 
@@ -19,7 +20,7 @@ export async function verifyReportCommand(reportPath: string, keysSource: string
     out.error(`FAILED: cannot read ${reportPath} as JSON: ${(err as Error).message}`);
     return 1;
   }
-  // A compliance bundle signs its `body`; a report signs itself minus digest and signature.
+  // A compliance bundle or a delivery receipt signs its `body`; a report signs itself minus digest and signature.
   const isBundle = typeof (doc as SignedBundle).body === 'object' && (doc as SignedBundle).body !== null;
   const keys = await loadKeys(keysSource);
   const outcome = isBundle ? verifyBundle(doc as SignedBundle, keys) : verifyReport(doc as SignedReport, keys);
@@ -28,7 +29,7 @@ export async function verifyReportCommand(reportPath: string, keysSource: string
     return 1;
   }
   out.log(
-    `OK: digest ${doc.digest} matches the ${isBundle ? 'bundle body' : 'content'}, signature by key ${outcome.keyId} is valid`,
+    `OK: digest ${doc.digest} matches the ${isBundle ? 'signed body' : 'content'}, signature by key ${outcome.keyId} is valid`,
   );
   return 0;
 }

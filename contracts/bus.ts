@@ -11,7 +11,7 @@ export const actorKinds = {
 } as const;
 export type ActorKind = keyof typeof actorKinds;
 
-export type ServiceName = 'sandbox' | 'auth' | 'ledger' | 'catalog';
+export type ServiceName = 'sandbox' | 'auth' | 'ledger' | 'catalog' | 'delivery';
 
 /** FNV-1a over the id's UTF-16 code units: stable across processes, languages and restarts. */
 export function shardOf(actorId: string, shardCount: number): number {
@@ -97,31 +97,68 @@ export interface BusRequest {
   /** Present on mutating operations: the key and the sha256 of (op, params, canonical body). */
   idempotency?: { key: string; requestHash: string };
   clientAddress?: string;
+  /** An HTTP HEAD: answer as for GET, but nothing is delivered (a delivery records no receipt). */
+  head?: boolean;
+  /** The If-None-Match header: a download it matches is answered 304 and delivers nothing new. */
+  ifNoneMatch?: string;
+}
+
+/** If-None-Match: `*`, or a list of entity tags; weak comparison, as RFC 9110 prescribes for this header. */
+export function etagMatches(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  const strip = (t: string) => t.trim().replace(/^W\//, '');
+  return header.split(',').some((t) => strip(t) === strip(etag));
 }
 
 export type BusReply =
   | {
       ok: true;
       status: number;
+      /** JSON-able, or the raw bytes when `mediaType` is set. */
       body: unknown;
       /** The stored result of an earlier call with this key. */
       replayed?: boolean;
       /** A strong entity tag of the body; the gateway answers 304 to a matching If-None-Match. */
       etag?: string;
+      /** Set for a raw-bytes reply (a download): `body` is a Uint8Array sent to the client as it is. */
+      mediaType?: string;
+      /** Response headers of a raw-bytes reply beyond the content type and ETag (Content-Digest, say). */
+      headers?: Record<string, string>;
     }
   | { ok: false; error: { code: ErrorCode; message: string; retryAfterS?: number } };
 
 /**
- * Wire form of a reply: one line of metadata JSON, a newline, then the body's JSON. JSON text never contains a raw
- * newline, so the first one ends the metadata; a gateway can then pass the body's bytes to the client untouched
- * instead of parsing and re-serialising them.
+ * Wire form of a reply: one line of metadata JSON, a newline, then the body's JSON (or, for a raw-bytes reply, the
+ * bytes). JSON text never contains a raw newline, so the first one ends the metadata; a gateway can then pass the
+ * body's bytes to the client untouched instead of parsing and re-serialising them.
  */
 export function encodeReply(reply: BusReply): Uint8Array {
   if (!reply.ok) return textEncoder.encode(`${JSON.stringify(reply)}\n`);
+  if (reply.mediaType !== undefined) {
+    const { status, etag, mediaType, headers } = reply;
+    const head = textEncoder.encode(`${JSON.stringify({ ok: true, status, etag, mediaType, headers })}\n`);
+    return Buffer.concat([head, reply.body as Uint8Array]);
+  }
   // Named fields rather than a rest pattern, which copies the object the slow way; JSON drops undefined ones.
   const meta = { ok: true, status: reply.status, replayed: reply.replayed, etag: reply.etag };
   const body = reply.body === undefined ? 'null' : JSON.stringify(reply.body);
   return textEncoder.encode(`${JSON.stringify(meta)}\n${body}`);
+}
+
+/**
+ * Replies that may not fit one NATS message (delivered content). A request carrying this header (value `parts`)
+ * is answered with the encoded reply cut into pieces of at most the server's max_payload, then an empty message;
+ * the requester (nc.requestMany with the sentinel strategy) joins them. Every answer to such a request, refusals
+ * included, ends with the empty message.
+ */
+export const replyPartsHeader = 'Assay-Reply';
+
+/** The encoded reply cut into pieces of at most `partBytesMax` bytes (views, not copies), then the empty sentinel. */
+export function replyParts(encoded: Uint8Array, partBytesMax: number): Uint8Array[] {
+  const parts: Uint8Array[] = [];
+  for (let at = 0; at < encoded.length; at += partBytesMax) parts.push(encoded.subarray(at, at + partBytesMax));
+  parts.push(new Uint8Array(0));
+  return parts;
 }
 
 /** A successful reply whose body is parsed from its raw bytes only if someone reads it. */
@@ -157,6 +194,7 @@ export function decodeReply(bytes: Uint8Array): { reply: BusReply; bodyBytes: Ui
   const meta = JSON.parse(textDecoder.decode(nl < 0 ? bytes : bytes.subarray(0, nl))) as BusReply;
   if (!meta.ok || nl < 0) return { reply: meta, bodyBytes: null };
   const bodyBytes = bytes.subarray(nl + 1);
+  if (meta.mediaType !== undefined) return { reply: { ...meta, body: bodyBytes }, bodyBytes };
   return { reply: new WireReply(meta, bodyBytes), bodyBytes };
 }
 

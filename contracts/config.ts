@@ -234,6 +234,12 @@ export const configKeys = {
     int(1, 31_536_000),
     "How long an order waits for its edition's report (the judge unreachable, the edition pending) before its escrow is refunded with the reason recorded; 24 hours by default.",
   ),
+  deliveryCacheBytes: key(
+    'ASSAY_DELIVERY_CACHE_BYTES',
+    64 * 1_048_576,
+    int(0, 16 * 1024 * 1_048_576),
+    "Bytes of delivered content (editions' Markdown and rendered PDFs) each worker keeps in memory; PDFs are also cached in PostgreSQL.",
+  ),
   tokenTtlSeconds: key('ASSAY_TOKEN_TTL_SECONDS', 86_400, int(60, 31_536_000), 'Lifetime of a sandbox agent token.'),
   trustProxy: key(
     'ASSAY_TRUST_PROXY',

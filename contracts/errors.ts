@@ -1,7 +1,7 @@
 // The closed error registry of the agent API. Every error on every agent route is one of these codes, with the
 // status, remediation and retryable flag given here. Codes are stable API: never rename or reuse one.
 //
-// The spec fixes the status of seven codes; for the other eight we chose from 400/401/403/404/409/413/422/429/503
+// The spec fixes the status of seven codes; for the other nine (its eight and order_refunded, ours) we chose from 400/401/403/404/409/413/422/429/503
 // and say why in `statusReason`. Order is precedence: when several refusals apply to one request, the one listed
 // first wins (authentication before scope before validation before business rules). Route matching comes before
 // the table: an unknown route is `not_found` whatever else is wrong (a route not built yet still checks the token
@@ -113,6 +113,14 @@ export const errorTable = {
     retryable: false,
     title: "The edition's report does not meet the required floor.",
     statusReason: 'The request conflicts with the current state of the report, which the caller cannot change: 409.',
+  },
+  order_refunded: {
+    status: 409,
+    remediation: 'purchase_again',
+    retryable: false,
+    title: 'The order was refunded (its report missed the floor, or none arrived), so it has no content to deliver.',
+    statusReason:
+      "The request is valid but conflicts with the order's final state, which no retry changes: 409, as for floor_not_met.",
   },
   unavailable: {
     status: 503,

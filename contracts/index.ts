@@ -10,10 +10,13 @@ export {
   decodeReply,
   encodeReply,
   errorReply,
+  etagMatches,
   names,
   type Names,
   namespacePattern,
   okReply,
+  replyParts,
+  replyPartsHeader,
   type ServiceName,
   shardOf,
 } from './bus.ts';

@@ -5,6 +5,7 @@ import {
   ClosedConnectionError,
   ConnectionError,
   DrainingConnectionError,
+  NoRespondersError,
   RequestError,
   TimeoutError,
 } from '@nats-io/nats-core';
@@ -37,6 +38,8 @@ export function natsFailure(err: unknown): NatsFailure {
     return 'other';
   }
   if (err instanceof TimeoutError) return 'timeout';
+  // requestMany throws it bare; request wraps it in a RequestError.
+  if (err instanceof NoRespondersError) return 'no_responders';
   if (err instanceof RequestError) {
     if (err.isNoResponders()) return 'no_responders';
     return err.cause instanceof TimeoutError ? 'timeout' : 'other';

@@ -39,6 +39,15 @@ export interface Operation {
   /** MCP hint that the effect cannot be undone (a tool annotation); false when omitted. */
   destructive?: boolean;
   dispatch: Dispatch;
+  /**
+   * The reply may be larger than one NATS message (delivered content): the gateway asks for it in pieces, which the
+   * service sends ended by an empty message (contracts/bus.ts: chunkReply).
+   */
+  replyChunked?: boolean;
+  /** The success body is raw bytes in one of these media types (a download), not JSON. */
+  media?: readonly string[];
+  /** Over MCP the result also carries the delivered content as an embedded resource block (gateway/mcp/tools.ts). */
+  toolResource?: boolean;
   /** Domain errors the handler can return, beyond the pipeline's own (see pipelineErrors). */
   errors: readonly ErrorCode[];
   /**
@@ -191,6 +200,42 @@ export const operations = [
     successStatus: 200,
     mutating: false,
     dispatch: { to: 'service', service: 'ledger' },
+    available: true,
+  }),
+  row({
+    id: 'getOrderContent',
+    method: 'GET',
+    path: '/v1/orders/{order_id}/content',
+    scope: 'purchase',
+    tool: 'get_order_content',
+    summary:
+      "The content a settled order bought, in one of its formats: the pinned edition's Markdown (its sha256 is the content hash the report signed) or its PDF. Each delivery records a signed receipt.",
+    params: S.OrderIdParams,
+    query: S.DeliveryQuery,
+    body: null,
+    output: S.OrderContent,
+    successStatus: 200,
+    mutating: false,
+    dispatch: { to: 'service', service: 'delivery' },
+    errors: ['order_refunded'],
+    replyChunked: true,
+    toolResource: true,
+    available: true,
+  }),
+  row({
+    id: 'getOrderReceipts',
+    method: 'GET',
+    path: '/v1/orders/{order_id}/receipts',
+    scope: 'purchase',
+    tool: 'get_order_receipts',
+    summary: 'The signed delivery receipts of an order, newest first: what was delivered, in which format, when.',
+    params: S.OrderIdParams,
+    query: S.PageQuery,
+    body: null,
+    output: S.DeliveryReceiptPage,
+    successStatus: 200,
+    mutating: false,
+    dispatch: { to: 'service', service: 'delivery' },
     available: true,
   }),
   row({
@@ -452,6 +497,27 @@ export const operations = [
     successStatus: 200,
     mutating: false,
     dispatch: { to: 'service', service: 'catalog' },
+    audience: 'web',
+    available: true,
+  }),
+  row({
+    id: 'downloadOrderContent',
+    method: 'GET',
+    path: '/api/orders/{order_id}/content',
+    scope: 'purchase',
+    tool: null,
+    summary:
+      'The raw bytes of GET /v1/orders/{order_id}/content (its download_url), with a strong ETag and Content-Digest (RFC 9530); If-None-Match that matches answers 304.',
+    params: S.OrderIdParams,
+    query: S.DeliveryQuery,
+    body: null,
+    output: Type.String({ description: 'The Markdown or the PDF, byte for byte.' }),
+    successStatus: 200,
+    mutating: false,
+    dispatch: { to: 'service', service: 'delivery' },
+    errors: ['order_refunded'],
+    replyChunked: true,
+    media: ['text/markdown; charset=utf-8', 'application/pdf'],
     audience: 'web',
     available: true,
   }),

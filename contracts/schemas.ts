@@ -242,6 +242,70 @@ export const ComplianceBundle = Type.Object({
   signature: Type.Object({ keyId: Type.String(), alg: Type.Literal('ES256'), value: Type.String() }),
 });
 
+/** The query of a delivery: which of the order's formats. */
+export const DeliveryQuery = Type.Object(
+  {
+    format: Type.Union([Type.Literal('md'), Type.Literal('pdf')], {
+      description: 'One of the formats the order bought.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const OrderContent = Type.Object(
+  {
+    order_id: Uuid(),
+    edition_id: Uuid('The edition the order bought, pinned at purchase; later editions do not change it.'),
+    format: Format,
+    media_type: Type.String({ description: 'text/markdown; charset=utf-8 or application/pdf.' }),
+    content_hash: Sha256,
+    report_digest: Type.Union([Sha256, Type.Null()], { description: 'The signed report that judged these bytes.' }),
+    content: Type.Optional(
+      Type.String({ description: 'md: the Markdown exactly; the sha256 of its UTF-8 bytes is content_hash.' }),
+    ),
+    content_base64: Type.Optional(Type.String({ description: 'pdf: the document, base64.' })),
+    delivered_digest: Type.String({
+      pattern: '^sha256:[0-9a-f]{64}$',
+      description: 'sha256 of the delivered bytes: content_hash for md, the PDF file for pdf.',
+    }),
+    byte_length: Type.Integer({ minimum: 0 }),
+    renderer: Type.Union([Type.String(), Type.Null()], { description: 'pdf: the renderer version; md: null.' }),
+    download_url: Type.String({ format: 'uri', description: 'The same bytes, raw, for the same bearer token.' }),
+    receipt_id: Type.Union([Uuid(), Type.Null()], {
+      description: 'The signed delivery receipt this delivery recorded; null for a HEAD, which delivers nothing.',
+    }),
+  },
+  { description: 'The content of a settled order, in one format it bought.' },
+);
+
+export const DeliveryReceipt = Type.Object({
+  id: Uuid(),
+  digest: Sha256,
+  body: Type.Object({
+    receipt_version: Type.Literal('delivery-receipt/1'),
+    receipt_id: Uuid(),
+    order_id: Uuid(),
+    listing_id: Uuid(),
+    artifact_id: Uuid(),
+    edition_id: Uuid(),
+    buyer_principal_id: Uuid(),
+    agent_id: Uuid('The agent whose token fetched the content.'),
+    format: Format,
+    media_type: Type.String(),
+    content_hash: Sha256,
+    report_digest: Type.Union([Sha256, Type.Null()]),
+    delivered_digest: Sha256,
+    byte_length: Type.Integer({ minimum: 0 }),
+    renderer: Type.Union([Type.String(), Type.Null()]),
+    via: Type.Union([Type.Literal('api'), Type.Literal('download')], {
+      description: 'api: the JSON route or its MCP tool; download: the raw bytes at download_url.',
+    }),
+    delivered_at: Timestamp(),
+  }),
+  signature: Type.Object({ keyId: Type.String(), alg: Type.Literal('ES256'), value: Type.String() }),
+});
+export const DeliveryReceiptPage = Page(DeliveryReceipt);
+
 export const SubscriptionState = Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('canceled')]);
 export const Subscription = Type.Object({
   id: Uuid(),

@@ -1,10 +1,10 @@
 // The gateway's side of the bus: NATS requests with a deadline, and a fast refusal while NATS is unreachable so
 // callers get 503 at once instead of waiting for the timeout. A failure reaches the client as one of a few stable
 // texts; what the library said, and the subject, go to the log with the request id.
-import type { NatsConnection } from '@nats-io/nats-core';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import type { BusReply, BusRequest } from '../contracts/index.ts';
-import { decodeReply, errorReply, natsFailure } from '../contracts/index.ts';
+import { decodeReply, errorReply, natsFailure, replyPartsHeader } from '../contracts/index.ts';
 
 const encoder = new TextEncoder();
 
@@ -38,10 +38,23 @@ export class GatewayBus {
   }
 
   /** The reply with its body's raw bytes, so they can go to the client without being parsed and re-serialised. */
-  async requestWire(subject: string, req: BusRequest): Promise<{ reply: BusReply; bodyBytes: Uint8Array | null }> {
+  /**
+   * The reply with its body's raw bytes, so they can go to the client without being parsed and re-serialised.
+   * `inParts`: the reply may exceed one NATS message, so it is asked for in parts (contracts/bus.ts).
+   */
+  async requestWire(
+    subject: string,
+    req: BusRequest,
+    inParts = false,
+  ): Promise<{ reply: BusReply; bodyBytes: Uint8Array | null }> {
     if (!this.isConnected()) return refused(unreachable);
     try {
-      const msg = await this.nc.request(subject, encoder.encode(JSON.stringify(req)), { timeout: this.timeoutMs });
+      const data = encoder.encode(JSON.stringify(req));
+      if (inParts) {
+        const joined = await this.requestParts(subject, data);
+        return joined === null ? refused(this.timedOut) : decodeReply(joined);
+      }
+      const msg = await this.nc.request(subject, data, { timeout: this.timeoutMs });
       return decodeReply(msg.data);
     } catch (err) {
       const failure = natsFailure(err);
@@ -50,6 +63,23 @@ export class GatewayBus {
       if (failure === 'timeout') return refused(this.timedOut);
       return refused(unreachable);
     }
+  }
+
+  /** The parts of a reply joined, or null when the deadline passed before the empty message that ends them. */
+  private async requestParts(subject: string, data: Uint8Array): Promise<Uint8Array | null> {
+    const headers = natsHeaders();
+    headers.set(replyPartsHeader, 'parts');
+    const replies = await this.nc.requestMany(subject, data, {
+      strategy: 'sentinel',
+      maxWait: this.timeoutMs,
+      headers,
+    });
+    const parts: Uint8Array[] = [];
+    for await (const msg of replies) {
+      if (msg.data.length === 0) return Buffer.concat(parts);
+      parts.push(msg.data);
+    }
+    return null;
   }
 }
 

@@ -112,6 +112,16 @@ function operationObject(op: Operation) {
 function successResponse(op: Operation) {
   const d = op.dispatch;
   if (d.to === 'mcp' && op.method === 'DELETE') return { description: 'The session has ended.' };
+  if (op.media) {
+    return {
+      description: 'The bytes, with a strong ETag and Content-Digest (RFC 9530, sha-256).',
+      headers: {
+        ETag: { schema: { type: 'string' } },
+        'Content-Digest': { schema: { type: 'string' }, description: 'sha-256=:<base64>: of the body.' },
+      },
+      content: Object.fromEntries(op.media.map((m) => [m, { schema: { type: 'string', format: 'binary' } }])),
+    };
+  }
   const type =
     d.to === 'gateway' && d.page === 'errors'
       ? 'text/html'

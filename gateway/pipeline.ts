@@ -13,6 +13,7 @@ import {
   type ErrorCode,
   errorBody,
   errorTable,
+  etagMatches,
   jsonValueProblem,
   type Names,
   type Operation,
@@ -33,6 +34,8 @@ export interface CallInput {
   idempotencyKey: string | undefined;
   /** The If-None-Match header, for operations whose replies carry an ETag. */
   ifNoneMatch?: string;
+  /** An HTTP HEAD (answered as GET, body dropped): the service delivers nothing. */
+  head?: boolean;
   requestId: string;
   clientAddress: string;
   /**
@@ -46,8 +49,10 @@ export interface CallResult {
   status: number;
   body: unknown;
   headers: Record<string, string>;
-  /** The body's JSON exactly as the service sent it, when it came over the bus. */
+  /** The body's JSON exactly as the service sent it, when it came over the bus; or a download's raw bytes. */
   rawBody?: Uint8Array;
+  /** A download's media type; JSON when absent. */
+  contentType?: string;
   /** Set when the result is a refusal: the typed error object (also in `body`). */
 
   error?: ErrorBody;
@@ -160,17 +165,24 @@ export class Pipeline {
       d.to === 'actor'
         ? this.d.names.actorSubject(d.kind, caller!.principalId)
         : this.d.names.serviceSubject(d.service);
-    const { reply, bodyBytes } = await this.d.bus.requestWire(subject, {
-      op: op.id,
-      requestId: input.requestId,
-      caller,
-      params: input.params,
-      query,
-      body,
-      // Undefined when absent (JSON drops it): a conditional spread here is a slow object copy per request.
-      idempotency: idempotency ?? undefined,
-      clientAddress: input.clientAddress,
-    });
+    const { reply, bodyBytes } = await this.d.bus.requestWire(
+      subject,
+      {
+        op: op.id,
+        requestId: input.requestId,
+        caller,
+        params: input.params,
+        query,
+        body,
+        // Undefined when absent (JSON drops it): a conditional spread here is a slow object copy per request.
+        idempotency: idempotency ?? undefined,
+        clientAddress: input.clientAddress,
+        head: input.head || undefined,
+        // Only downloads look at it; on other operations the gateway alone answers 304.
+        ifNoneMatch: op.media ? input.ifNoneMatch : undefined,
+      },
+      op.replyChunked === true,
+    );
     // 7. Reply mapping.
     return this.fromReply(reply, input.ifNoneMatch, bodyBytes);
   }
@@ -212,7 +224,11 @@ export class Pipeline {
 
   fromReply(reply: BusReply, ifNoneMatch?: string, bodyBytes: Uint8Array | null = null): CallResult {
     if (reply.ok) {
-      const headers: Record<string, string> = reply.replayed ? { 'idempotent-replayed': 'true' } : {};
+      const headers: Record<string, string> = reply.headers
+        ? { ...reply.headers }
+        : reply.replayed
+          ? { 'idempotent-replayed': 'true' }
+          : {};
       if (reply.etag) {
         headers.etag = reply.etag;
         headers['cache-control'] = 'private, no-cache';
@@ -224,6 +240,7 @@ export class Pipeline {
       const result: CallResult = { status: reply.status, body: undefined, headers };
       Object.defineProperty(result, 'body', { enumerable: true, get: () => reply.body });
       if (bodyBytes) result.rawBody = bodyBytes;
+      if (reply.mediaType !== undefined) result.contentType = reply.mediaType;
       return result;
     }
     const { code, message, retryAfterS } = reply.error;
@@ -259,13 +276,6 @@ function describe(e: { keyword: string; message: string; params: Record<string, 
 function partProblem(part: Record<string, unknown>, where: string): string | null {
   for (const _ in part) return jsonValueProblem(part, where);
   return null;
-}
-
-/** If-None-Match: `*`, or a list of entity tags; weak comparison, as RFC 9110 prescribes for this header. */
-function etagMatches(header: string, etag: string): boolean {
-  if (header.trim() === '*') return true;
-  const strip = (t: string) => t.trim().replace(/^W\//, '');
-  return header.split(',').some((t) => strip(t) === strip(etag));
 }
 
 /** What makes two calls "the same request" for Idempotency-Key replay: operation, path parameters and body. */

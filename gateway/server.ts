@@ -154,6 +154,7 @@ export class Gateway {
       body: noBody,
       idempotencyKey: idempotencyKey === '' ? undefined : idempotencyKey,
       ifNoneMatch: ifNoneMatch === '' ? undefined : ifNoneMatch,
+      head: x.head,
       requestId: x.requestId,
       clientAddress,
       encodingProblem,
@@ -190,7 +191,7 @@ export class Gateway {
 
   private reply(x: Exchange, r: CallResult): void {
     if (r.status === 304) x.send(304, r.headers, null, null);
-    else x.send(r.status, r.headers, 'application/json', r.rawBody ?? JSON.stringify(r.body));
+    else x.send(r.status, r.headers, r.contentType ?? 'application/json', r.rawBody ?? JSON.stringify(r.body));
   }
 
   private servePage(x: Exchange, page: Extract<Operation['dispatch'], { to: 'gateway' }>['page']): void {

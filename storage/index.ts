@@ -12,6 +12,14 @@ export {
 } from './principal-facts.ts';
 
 export { type HealthAlerts, healthAlerts } from './health.ts';
+export {
+  getRenderedPdf,
+  insertReceipt,
+  type ReceiptRow,
+  type RenderedPdf,
+  receiptsPage,
+  storeRenderedPdf,
+} from './deliveries.ts';
 export { getVerdicts, putVerdicts } from './judge-verdicts.ts';
 export {
   parkedFacts,

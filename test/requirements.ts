@@ -102,7 +102,8 @@ export const requirements = {
   },
   'SPINE-ERROR-REGISTRY': {
     source: 'spec: Errors',
-    behaviour: 'The error table, the OpenAPI document and the errors page agree: 15 codes, each anchored.',
+    behaviour:
+      "The error table, the OpenAPI document and the errors page agree: the spec's 15 codes plus order_refunded, each anchored.",
   },
   'SPINE-SANDBOX': {
     source: 'spec: Other routes on {base_url}',
@@ -504,6 +505,35 @@ export const requirements = {
     source: 'docs/verification.md: The pipeline',
     behaviour:
       'With the judge endpoint down an edition stays pending and its orders held; when it is back the report arrives from the same judge and settles them.',
+  },
+  'DELIVERY-CONTENT': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour:
+      "A released order delivers its pinned edition's Markdown: sha256 equals the content hash the report signed, over JSON and the raw download (Content-Digest, strong ETag, 304); a later edition changes nothing; each delivery has a signed receipt and the bundle stays the same.",
+  },
+  'DELIVERY-PDF-ORDER': {
+    source: 'docs/purchases.md: PDF',
+    behaviour:
+      'The PDF an order delivers is a real PDF (pdftotext finds the title and the claim) whose metadata carries the content hash and report digest; JSON and download give the same file.',
+  },
+  'DELIVERY-REFUSALS': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour:
+      'A format not bought (422), another principal (404), a held order (503, Retry-After) and a refunded order (409 order_refunded) get their typed answer over REST, the download and MCP, and record no receipt.',
+  },
+  'DELIVERY-MCP': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour:
+      'get_order_content returns Markdown as a text resource and PDF as a blob resource with their hashes; get_order_receipts lists the receipts.',
+  },
+  'DELIVERY-RENDER-ONCE': {
+    source: 'docs/purchases.md: PDF',
+    behaviour: 'Delivering one PDF 1,000 times (concurrently, JSON and download) renders it once and records 1,000 receipts.',
+  },
+  'SPINE-BUS-PARTS': {
+    source: 'docs/architecture.md: Services and background jobs (workers role)',
+    behaviour:
+      'A reply larger than max_payload crosses the bus in parts and arrives whole; refusals and missing responders end a parts request at once; an oversized single reply is refused at once.',
   },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 

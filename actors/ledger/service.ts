@@ -1,11 +1,8 @@
 // The principal's read side, from the PostgreSQL projections of its LEDGER facts: ledger entries, orders,
 // compliance bundles, payouts and events. A read waits (briefly) until the projection holds the principal's latest
 // fact, so a client reads its own writes; another principal's records are simply not there (404).
-import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
-  canonicalBytes,
   type Config,
   errorReply,
   idempotencyRetentionMs,
@@ -14,7 +11,6 @@ import {
   okReply,
   pageLimits,
   type ServiceHandlers,
-  sha256Digest,
 } from '../../contracts/index.ts';
 import {
   activeKey,
@@ -27,7 +23,6 @@ import {
   ordersPage,
   payoutsPage,
   type Projection,
-  projectionCheckpoint,
   readLedgerPage,
   type Sql,
   storeBundle,
@@ -35,12 +30,10 @@ import {
 import type { Clock } from '../runtime/clock.ts';
 import { badCursor, decodeNumberCursor, encodeCursor } from '../shared/cursor.ts';
 import { purchaseOrderId } from '../shared/ids.ts';
-import { signBytes } from '../verification/report.ts';
+import { signDocument } from '../shared/signed-document.ts';
 import { eventEntryTypes, eventOf } from './events.ts';
+import { principalFactsCaughtUp } from './caught-up.ts';
 import { principalFactsOf } from './projection.ts';
-
-/** How long a read waits for a projection to catch up before answering with what it has. */
-const catchUpWaitMs = 1000;
 
 export interface LedgerServiceDeps {
   nc: NatsConnection;
@@ -72,18 +65,8 @@ export function orderResource(o: OrderRow) {
 
 export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandlers<'ledger'>> {
   const { sql, names } = d;
-  const jsm = await jetstreamManager(d.nc);
-  // Ledger entries, orders, payouts and events are one projection: one checkpoint to wait for.
   const projection = principalFactsOf(names, d.config) as Projection<unknown>;
-
-  const caughtUp = async (principalId: string, projection: Projection<unknown>) => {
-    const last = await jsm.direct.getMessage(names.streams.ledger.name, {
-      last_by_subj: names.ledgerSubject(principalId),
-    });
-    if (!last) return;
-    const deadline = Date.now() + catchUpWaitMs;
-    while ((await projectionCheckpoint(sql, projection)) < last.seq && Date.now() < deadline) await sleep(10);
-  };
+  const caughtUp = await principalFactsCaughtUp(d.nc, sql, names, d.config);
 
   /**
    * Where a page starts: the stream sequence in its cursor, or null for the first page, which waits (briefly) for
@@ -91,7 +74,7 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
    */
   const pageStart = async (kind: string, cursor: string | undefined, principalId: string) => {
     if (cursor !== undefined) return decodeNumberCursor(kind, cursor) ?? ('bad' as const);
-    await caughtUp(principalId, projection);
+    await caughtUp(principalId);
     return null;
   };
 
@@ -153,12 +136,7 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
         : { kind: 'cleared_escrow', recorded_at: order.settled_at!.toISOString() },
       issued_at: issuedAt,
     };
-    const bytes = canonicalBytes(body);
-    const bundle = {
-      digest: sha256Digest(bytes),
-      body,
-      signature: { keyId: key.kid, alg: 'ES256', value: signBytes(bytes, key) },
-    };
+    const bundle = signDocument(body, key);
     // Issued once: a later fetch returns the very same bundle (same digest), even after a key rotation.
     return JSON.parse(await storeBundle(sql, order.id, bundle.digest, JSON.stringify(bundle), issuedAt));
   }
@@ -205,7 +183,7 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
     },
 
     async getComplianceBundle({ params, caller }) {
-      await caughtUp(caller.principalId, projection);
+      await caughtUp(caller.principalId);
       const order = await getOrder(sql, params.order_id);
       if (!order || order.buyer_principal_id !== caller.principalId)
         return errorReply('not_found', 'no order with this id');

@@ -14,6 +14,8 @@ import {
   type InternalOpId,
   type Names,
   natsFailure,
+  replyParts,
+  replyPartsHeader,
   type ReplyOf,
   type RequestOf,
   requiresCaller,
@@ -44,8 +46,26 @@ export function serveService<S extends ServiceName>(
         log.error({ err, subject }, 'service subscription error');
         return;
       }
+      const inParts = msg.headers?.get(replyPartsHeader) === 'parts';
+      const send = (r: BusReply) => {
+        if (!msg.reply) return;
+        if (!inParts) {
+          msg.respond(encodeReply(r));
+          return;
+        }
+        // Headroom under max_payload for the message's own framing.
+        const partBytesMax = Math.max(4096, (nc.info?.max_payload ?? 1_048_576) - 4096);
+        for (const part of replyParts(encodeReply(r), partBytesMax)) msg.respond(part);
+      };
       const reply = (r: BusReply) => {
-        if (msg.reply) msg.respond(encodeReply(r));
+        try {
+          send(r);
+        } catch (err) {
+          // A reply over max_payload to a request that did not ask for parts: the requester gets a refusal now
+          // instead of its deadline.
+          log.error({ err, service }, 'reply not sent');
+          send(errorReply('unavailable', 'the reply could not be sent; retry shortly'));
+        }
       };
       if (inflight >= inflightMax) {
         reply(errorReply('unavailable', 'the service is at capacity; retry shortly', 1));

@@ -1,6 +1,6 @@
 // From an edition's content to a signed verification report: extract claims, judge each against its cited
 // passage, summarise, canonicalise (RFC 8785), hash and sign (ES256) with the active report key.
-import { createPrivateKey, sign } from 'node:crypto';
+import { createPrivateKey, type KeyObject, sign } from 'node:crypto';
 import { canonicalBytes, type ClaimT, sha256Digest, type VerificationReportT } from '../../contracts/index.ts';
 import type { StoredKey } from '../../storage/index.ts';
 import { parseArtifact } from './format.ts';
@@ -77,9 +77,15 @@ export function signReport(
 
 /** ES256 over canonical bytes, as base64url of the 64-byte r||s (what verifyEs256 in contracts checks). */
 export function signBytes(bytes: Uint8Array, key: StoredKey): string {
-  const privateKey = createPrivateKey({ key: key.privateJwk as Record<string, unknown>, format: 'jwk' });
+  let privateKey = privateKeys.get(key.kid);
+  if (!privateKey) {
+    // Importing a JWK costs more than the signature; keys are few and never change under a kid.
+    privateKey = createPrivateKey({ key: key.privateJwk as Record<string, unknown>, format: 'jwk' });
+    privateKeys.set(key.kid, privateKey);
+  }
   return sign('sha256', bytes, { key: privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url');
 }
+const privateKeys = new Map<string, KeyObject>();
 
 /** An edition's report meets a floor f when its mean entailment is at least f. */
 export function meetsFloor(report: { summary: { meanEntailment: number } }, floor: number): boolean {

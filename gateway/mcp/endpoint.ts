@@ -367,7 +367,7 @@ export class McpEndpoint {
     if (result.status >= 500) {
       this.d.log.warn({ requestId: ctx.requestId, op: tool.op.id, code: result.error?.code }, 'tool call refused');
     }
-    return toolResult(result);
+    return toolResult(result, tool.op);
   }
 
   /** Event streams of sessions that ended through another gateway, or expired, are closed here. */

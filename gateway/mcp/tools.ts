@@ -119,16 +119,60 @@ export function splitArguments(op: Operation, args: Record<string, unknown>): Sp
   };
 }
 
-/** A pipeline result as a tool result: the body (or the typed error) as structuredContent and as JSON text. */
-export function toolResult(r: CallResult): CallToolResult {
-  const payload = (r.error ?? r.body) as Record<string, unknown>;
+/**
+ * A pipeline result as a tool result: the body (or the typed error) as structuredContent and as JSON text. A
+ * delivery (a `toolResource` row) carries its bytes once, as an embedded resource block, and the rest as usual.
+ */
+export function toolResult(r: CallResult, op: Operation): CallToolResult {
   const meta: Record<string, unknown> = { 'assay/status': r.status };
   if (r.headers['idempotent-replayed'] === 'true') meta['assay/idempotent_replayed'] = true;
   if (r.headers['retry-after']) meta['assay/retry_after_s'] = Number(r.headers['retry-after']);
+  if (op.toolResource && !r.error) return deliveryResult(r.body as DeliveredContent, meta);
+  const payload = (r.error ?? r.body) as Record<string, unknown>;
   return {
     content: [{ type: 'text', text: JSON.stringify(payload) }],
     structuredContent: payload,
     ...(r.error ? { isError: true } : {}),
+    _meta: meta,
+  };
+}
+
+/** The fields of a delivery (schemas.OrderContent) the resource block is made of. */
+interface DeliveredContent {
+  media_type: string;
+  download_url: string;
+  content_hash: string;
+  delivered_digest: string;
+  report_digest: string | null;
+  content?: string;
+  content_base64?: string;
+  [field: string]: unknown;
+}
+
+/**
+ * Markdown as a text resource, a PDF as a blob resource, each with the hashes that tie it to the signed report;
+ * structuredContent is the delivery without the bytes (its schema makes them optional), so they travel once.
+ */
+function deliveryResult(d: DeliveredContent, meta: Record<string, unknown>): CallToolResult {
+  const { content, content_base64, ...described } = d;
+  const contents = {
+    uri: d.download_url,
+    mimeType: d.media_type,
+    _meta: {
+      'assay/content_hash': d.content_hash,
+      'assay/delivered_digest': d.delivered_digest,
+      'assay/report_digest': d.report_digest,
+    },
+  };
+  return {
+    content: [
+      { type: 'text', text: JSON.stringify(described) },
+      {
+        type: 'resource',
+        resource: content !== undefined ? { ...contents, text: content } : { ...contents, blob: content_base64 ?? '' },
+      },
+    ],
+    structuredContent: described,
     _meta: meta,
   };
 }

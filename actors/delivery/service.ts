@@ -1,0 +1,284 @@
+// Delivery of what an order bought (docs/purchases.md, "Delivery"): the content of the edition pinned at purchase,
+// in a format the order paid for, once its escrow is released. Markdown is the edition's stored text, whose UTF-8
+// bytes hash to the content hash the signed report names; a PDF is rendered from it once per (edition, renderer
+// version) and cached. Every delivery that hands bytes over records a signed receipt.
+import { createHash } from 'node:crypto';
+import type { NatsConnection } from '@nats-io/nats-core';
+import type { Logger } from 'pino';
+import {
+  type BusReply,
+  type Caller,
+  type Config,
+  errorReply,
+  etagMatches,
+  type Names,
+  okReply,
+  pageLimits,
+  type ServiceHandlers,
+} from '../../contracts/index.ts';
+import {
+  activeKey,
+  type EditionRow,
+  getEdition,
+  getOrder,
+  getRenderedPdf,
+  insertReceipt,
+  type OrderRow,
+  receiptsPage,
+  type Sql,
+  storeRenderedPdf,
+} from '../../storage/index.ts';
+import { principalFactsCaughtUp } from '../ledger/caught-up.ts';
+import type { Clock, IdSource } from '../runtime/clock.ts';
+import { badCursor, decodeNumberCursor, encodeCursor } from '../shared/cursor.ts';
+import { signDocument } from '../shared/signed-document.ts';
+import { ByteBudgetCache } from './byte-cache.ts';
+import { pdfRendererVersion, renderPdf } from './pdf.ts';
+
+export interface DeliveryServiceDeps {
+  nc: NatsConnection;
+  sql: Sql;
+  names: Names;
+  config: Config;
+  clock: Clock;
+  ids: IdSource;
+  log?: Logger;
+}
+
+type Format = 'md' | 'pdf';
+const mediaTypes: Record<Format, string> = { md: 'text/markdown; charset=utf-8', pdf: 'application/pdf' };
+
+/** The bytes of one format of one edition. */
+interface Delivered {
+  bytes: Buffer;
+  /** `sha256:<hex>` of the bytes. */
+  digest: string;
+  renderer: string | null;
+}
+
+/** An order that may be delivered in the asked format, with its edition; or the refusal. */
+type Deliverable = { ok: true; order: OrderRow; edition: EditionRow } | { ok: false; reply: BusReply };
+
+export async function deliveryService(d: DeliveryServiceDeps): Promise<ServiceHandlers<'delivery'>> {
+  const { sql } = d;
+  const caughtUp = await principalFactsCaughtUp(d.nc, sql, d.names, d.config);
+  // Editions never change, so what they deliver is cached in process; the PDF also in PostgreSQL for every process.
+  const cache = new ByteBudgetCache<Delivered>(d.config.deliveryCacheBytes);
+  const rendering = new Map<string, Promise<Delivered>>();
+
+  /** The caller's order, read after the projection holds the caller's latest fact when it looks stale. */
+  async function callersOrder(caller: Caller, orderId: string): Promise<OrderRow | null> {
+    let order = await getOrder(sql, orderId);
+    // A released or refunded order is final; an absent or held one may be a projection behind the caller's writes.
+    if (!order || order.state === 'held') {
+      await caughtUp(caller.principalId);
+      order = await getOrder(sql, orderId);
+    }
+    return order && order.buyer_principal_id === caller.principalId ? order : null;
+  }
+
+  async function deliverable(caller: Caller, orderId: string, format: Format): Promise<Deliverable> {
+    const order = await callersOrder(caller, orderId);
+    if (!order) return { ok: false, reply: errorReply('not_found', 'no order with this id') };
+    if (order.state === 'held') {
+      return {
+        ok: false,
+        reply: errorReply(
+          'unavailable',
+          'the order is held in escrow until its edition is judged; its content is delivered once the escrow is released',
+          2,
+        ),
+      };
+    }
+    if (order.state === 'auto_refunded') {
+      const why =
+        order.refund_reason === 'no_report'
+          ? 'no report arrived within the wait bound'
+          : "the edition's report missed the order's floor";
+      return {
+        ok: false,
+        reply: errorReply('order_refunded', `the order was refunded (${why}), so it delivers nothing`),
+      };
+    }
+    if (!order.formats.includes(format)) {
+      return {
+        ok: false,
+        reply: errorReply(
+          'validation_failed',
+          `this order bought ${order.formats.join(' and ')}; format ${format} was not bought`,
+        ),
+      };
+    }
+    const edition = await getEdition(sql, order.edition_id);
+    if (!edition) throw new Error(`order ${order.id} names edition ${order.edition_id}, which is not stored`);
+    return { ok: true, order, edition };
+  }
+
+  function markdownOf(edition: EditionRow): Delivered {
+    const key = `md:${edition.id}`;
+    let md = cache.get(key);
+    if (!md) {
+      const bytes = Buffer.from(edition.content, 'utf8');
+      md = { bytes, digest: sha256(bytes), renderer: null };
+      // The stored hash is what the report signed; bytes that hash otherwise must never be handed over as judged.
+      if (md.digest !== edition.content_hash) {
+        throw new Error(`edition ${edition.id}: content hashes to ${md.digest}, not ${edition.content_hash}`);
+      }
+      cache.set(key, md, bytes.length);
+    }
+    return md;
+  }
+
+  /** The PDF from the process cache, else PostgreSQL, else rendered (once per process at a time). */
+  function pdfOf(edition: EditionRow): Promise<Delivered> {
+    const key = `pdf:${edition.id}:${pdfRendererVersion}`;
+    const cached = cache.get(key);
+    if (cached) return Promise.resolve(cached);
+    let pending = rendering.get(key);
+    if (!pending) {
+      pending = (async () => {
+        const stored = await getRenderedPdf(sql, edition.id, pdfRendererVersion);
+        let pdf: Delivered;
+        if (stored) pdf = { bytes: Buffer.from(stored.bytes), digest: stored.digest, renderer: pdfRendererVersion };
+        else {
+          const started = performance.now();
+          const bytes = await renderPdf({
+            markdown: edition.content,
+            title: edition.title,
+            contentHash: edition.content_hash,
+            reportDigest: edition.report_digest,
+            editionId: edition.id,
+            createdAt: edition.created_at.toISOString(),
+          });
+          pdf = { bytes, digest: sha256(bytes), renderer: pdfRendererVersion };
+          await storeRenderedPdf(sql, edition.id, pdfRendererVersion, bytes, pdf.digest);
+          d.log?.info(
+            { editionId: edition.id, bytes: bytes.length, ms: Math.round(performance.now() - started) },
+            'pdf rendered',
+          );
+        }
+        cache.set(key, pdf, pdf.bytes.length);
+        return pdf;
+      })().finally(() => rendering.delete(key));
+      rendering.set(key, pending);
+    }
+    return pending;
+  }
+
+  function contentOf(edition: EditionRow, format: Format): Promise<Delivered> {
+    return format === 'md' ? Promise.resolve(markdownOf(edition)) : pdfOf(edition);
+  }
+
+  /** Sign and store the receipt of a delivery; returns its id. */
+  async function recordReceipt(
+    caller: Caller,
+    order: OrderRow,
+    edition: EditionRow,
+    format: Format,
+    content: Delivered,
+    via: 'api' | 'download',
+  ): Promise<string> {
+    const key = await activeKey(sql, 'report');
+    if (!key) throw new Error('no report key to sign delivery receipts with');
+    const id = d.ids.uuid();
+    const deliveredAt = d.clock.nowIso();
+    const receipt = signDocument(
+      {
+        receipt_version: 'delivery-receipt/1' as const,
+        receipt_id: id,
+        order_id: order.id,
+        listing_id: order.listing_id,
+        artifact_id: order.artifact_id,
+        edition_id: edition.id,
+        buyer_principal_id: order.buyer_principal_id,
+        agent_id: caller.agentId,
+        format,
+        media_type: mediaTypes[format],
+        content_hash: edition.content_hash,
+        report_digest: edition.report_digest,
+        delivered_digest: content.digest,
+        byte_length: content.bytes.length,
+        renderer: content.renderer,
+        via,
+        delivered_at: deliveredAt,
+      },
+      key,
+    );
+    await insertReceipt(sql, {
+      id,
+      orderId: order.id,
+      buyerPrincipalId: order.buyer_principal_id,
+      format,
+      digest: receipt.digest,
+      receipt: JSON.stringify({ id, ...receipt }),
+      deliveredAt,
+    });
+    return id;
+  }
+
+  const downloadUrl = (orderId: string, format: Format) =>
+    `${d.config.baseUrl}/api/orders/${orderId}/content?format=${format}`;
+
+  return {
+    async getOrderContent({ params, query, caller, head }) {
+      const found = await deliverable(caller, params.order_id, query.format);
+      if (!found.ok) return found.reply;
+      const { order, edition } = found;
+      const content = await contentOf(edition, query.format);
+      const receiptId = head ? null : await recordReceipt(caller, order, edition, query.format, content, 'api');
+      return okReply(200, {
+        order_id: order.id,
+        edition_id: edition.id,
+        format: query.format,
+        media_type: mediaTypes[query.format],
+        content_hash: edition.content_hash,
+        report_digest: edition.report_digest,
+        ...(query.format === 'md'
+          ? { content: edition.content }
+          : { content_base64: content.bytes.toString('base64') }),
+        delivered_digest: content.digest,
+        byte_length: content.bytes.length,
+        renderer: content.renderer,
+        download_url: downloadUrl(order.id, query.format),
+        receipt_id: receiptId,
+      });
+    },
+
+    async downloadOrderContent({ params, query, caller, head, ifNoneMatch }) {
+      const found = await deliverable(caller, params.order_id, query.format);
+      if (!found.ok) return found.reply;
+      const { order, edition } = found;
+      const content = await contentOf(edition, query.format);
+      const etag = `"${content.digest.slice('sha256:'.length)}"`;
+      // A conditional GET that matches gets 304 from the gateway: the client already holds these bytes.
+      const notModified = ifNoneMatch !== undefined && etagMatches(ifNoneMatch, etag);
+      const headers: Record<string, string> = {
+        'content-digest': `sha-256=:${Buffer.from(content.digest.slice(7), 'hex').toString('base64')}:`,
+        'content-disposition': `inline; filename="${order.id}.${query.format}"`,
+      };
+      if (!head && !notModified) {
+        headers['assay-receipt-id'] = await recordReceipt(caller, order, edition, query.format, content, 'download');
+      }
+      return { ok: true, status: 200, body: content.bytes, etag, mediaType: mediaTypes[query.format], headers };
+    },
+
+    async getOrderReceipts({ params, query: q, caller }) {
+      const order = await callersOrder(caller, params.order_id);
+      if (!order) return errorReply('not_found', 'no order with this id');
+      const beforeSeq = q.cursor === undefined ? null : decodeNumberCursor('receipts', q.cursor);
+      if (beforeSeq === null && q.cursor !== undefined) return badCursor('receipts');
+      const limit = q.limit ?? pageLimits.default;
+      const rows = await receiptsPage(sql, order.id, beforeSeq, limit + 1);
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return okReply(200, {
+        items: page.map((r) => JSON.parse(r.receipt)),
+        next_cursor: rows.length > limit && last ? encodeCursor('receipts', last.seq) : null,
+      });
+    },
+  };
+}
+
+function sha256(bytes: Uint8Array): string {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}

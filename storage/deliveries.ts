@@ -1,0 +1,68 @@
+// Delivery's tables (migration 016): the PDF cache by (edition, renderer version) and the signed receipts of
+// deliveries, paged per order newest first.
+import type { Sql } from './postgres.ts';
+
+export interface RenderedPdf {
+  bytes: Uint8Array;
+  digest: string;
+  renders: number;
+}
+
+export async function getRenderedPdf(sql: Sql, editionId: string, rendererVersion: string) {
+  const rows = await sql<RenderedPdf[]>`
+    SELECT bytes, digest, renders FROM rendered_pdfs
+    WHERE edition_id = ${editionId} AND renderer_version = ${rendererVersion}`;
+  return rows[0] ?? null;
+}
+
+/**
+ * Store a fresh render. Another process may have stored the same (deterministic) bytes meanwhile: the first row
+ * stays and the render is counted on it.
+ */
+export async function storeRenderedPdf(
+  sql: Sql,
+  editionId: string,
+  rendererVersion: string,
+  bytes: Uint8Array,
+  digest: string,
+): Promise<void> {
+  await sql`
+    INSERT INTO rendered_pdfs (edition_id, renderer_version, bytes, digest)
+    VALUES (${editionId}, ${rendererVersion}, ${bytes}, ${digest})
+    ON CONFLICT (edition_id, renderer_version) DO UPDATE SET renders = rendered_pdfs.renders + 1`;
+}
+
+export interface ReceiptRow {
+  seq: number;
+  receipt: string;
+}
+
+export async function insertReceipt(
+  sql: Sql,
+  r: {
+    id: string;
+    orderId: string;
+    buyerPrincipalId: string;
+    format: string;
+    digest: string;
+    receipt: string;
+    deliveredAt: string;
+  },
+): Promise<void> {
+  await sql`
+    INSERT INTO delivery_receipts (id, order_id, buyer_principal_id, format, digest, receipt, delivered_at)
+    VALUES (${r.id}, ${r.orderId}, ${r.buyerPrincipalId}, ${r.format}, ${r.digest}, ${r.receipt}, ${r.deliveredAt})`;
+}
+
+/** An order's receipts, newest first, before the cursor's sequence (null: from the newest). */
+export async function receiptsPage(
+  sql: Sql,
+  orderId: string,
+  beforeSeq: number | null,
+  limit: number,
+): Promise<ReceiptRow[]> {
+  return sql<ReceiptRow[]>`
+    SELECT seq, receipt FROM delivery_receipts WHERE order_id = ${orderId}
+      ${beforeSeq === null ? sql`` : sql`AND seq < ${beforeSeq}`}
+    ORDER BY seq DESC LIMIT ${limit}`;
+}
