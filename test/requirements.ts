@@ -505,6 +505,30 @@ export const requirements = {
     behaviour:
       'With the judge endpoint down an edition stays pending and its orders held; when it is back the report arrives from the same judge and settles them.',
   },
+  'DELIVERY-PDF': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour:
+      'An edition renders to a PDF whose pages show its title, edition id, content hash and report digest, its front matter as a table, and each claim with its id, text and citation and each source with its sections; every claim the verifier reads is on the pages.',
+  },
+  'DELIVERY-PDF-META': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour:
+      "The PDF's Info dictionary carries Title, Author and Creator Assay, Subject, Keywords, and custom ContentHash, ReportDigest (none before the report), EditionId and RendererVersion; its dates are the edition's.",
+  },
+  'DELIVERY-PDF-DETERMINISTIC': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour: 'The same input renders to byte-identical PDFs, whatever else renders meanwhile.',
+  },
+  'DELIVERY-PDF-UNICODE': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour:
+      'Characters the standard fonts cannot draw are written in ASCII or as <U+XXXX>, never dropped and never an error; page 1 says how many.',
+  },
+  'DELIVERY-PDF-BOUNDS': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour:
+      'A 200-claim artifact renders on several pages well under a second; the largest edition written to be slow renders in bounded time; longer input is refused.',
+  },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 
 export type RequirementId = keyof typeof requirements;
