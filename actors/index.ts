@@ -16,6 +16,7 @@ export { busRequest, serveService } from './runtime/service.ts';
 export { startSingleton } from './runtime/singleton.ts';
 export { sandboxScopes, sandboxService } from './sandbox/service.ts';
 export { catalogService } from './catalog/service.ts';
+export { type PdfInput, pdfMarkdownCharsMax, pdfRendererVersion, renderPdf } from './delivery/pdf.ts';
 export { trustHalfLifeDays, trustScore, weightAtEpoch } from './catalog/trust.ts';
 export { listingBehaviour } from './listing/listing.ts';
 export { runOutboxRelay } from './outbox/relay.ts';

@@ -528,12 +528,37 @@ export const requirements = {
   },
   'DELIVERY-RENDER-ONCE': {
     source: 'docs/purchases.md: PDF',
-    behaviour: 'Delivering one PDF 1,000 times (concurrently, JSON and download) renders it once and records 1,000 receipts.',
+    behaviour:
+      'Delivering one PDF 1,000 times (concurrently, JSON and download) renders it once and records 1,000 receipts.',
   },
   'SPINE-BUS-PARTS': {
     source: 'docs/architecture.md: Services and background jobs (workers role)',
     behaviour:
       'A reply larger than max_payload crosses the bus in parts and arrives whole; refusals and missing responders end a parts request at once; an oversized single reply is refused at once.',
+  },
+  'DELIVERY-PDF': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour:
+      'An edition renders to a PDF whose pages show its title, edition id, content hash and report digest, its front matter as a table, and each claim with its id, text and citation and each source with its sections; every claim the verifier reads is on the pages.',
+  },
+  'DELIVERY-PDF-META': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour:
+      "The PDF's Info dictionary carries Title, Author and Creator Assay, Subject, Keywords, and custom ContentHash, ReportDigest (none before the report), EditionId and RendererVersion; its dates are the edition's.",
+  },
+  'DELIVERY-PDF-DETERMINISTIC': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour: 'The same input renders to byte-identical PDFs, whatever else renders meanwhile.',
+  },
+  'DELIVERY-PDF-UNICODE': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour:
+      'Characters the standard fonts cannot draw are written in ASCII or as <U+XXXX>, never dropped and never an error; page 1 says how many.',
+  },
+  'DELIVERY-PDF-BOUNDS': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour:
+      'A 200-claim artifact renders on several pages well under a second; the largest edition written to be slow renders in bounded time; longer input is refused.',
   },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 

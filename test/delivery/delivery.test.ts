@@ -287,7 +287,7 @@ test('[DELIVERY-REFUSALS] a format not bought, another principal, a held order a
         assert.equal(result._meta?.['assay/status'], status, what);
       }
       // Nothing was delivered, so nothing was recorded.
-      const [{ n }] = await sys.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM delivery_receipts
+      const [{ n }] = await sys.sql<[{ n: number }]>`SELECT count(*)::int AS n FROM delivery_receipts
         WHERE order_id = ANY(${[mdOnly.orderId, refunded.orderId, heldOrderId]}::uuid[])`;
       assert.equal(n, 0);
       // The receipts of another principal's order are not there either.
@@ -387,7 +387,7 @@ test('[DELIVERY-RENDER-ONCE] delivering the same PDF 1,000 times renders it once
     rendered.map((r) => r.renders),
     [1],
   );
-  const [{ n }] = await sys.sql<{ n: number }[]>`
+  const [{ n }] = await sys.sql<[{ n: number }]>`
     SELECT count(*)::int AS n FROM delivery_receipts WHERE order_id = ${orderId}`;
   assert.equal(n, 1000);
 });

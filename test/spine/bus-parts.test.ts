@@ -28,7 +28,7 @@ before(async () => {
     'delivery',
     {
       getOrderContent: async () => okReply(200, { content_base64: large.toString('base64') }),
-      downloadOrderContent: async () => ({ ok: true, status: 200, body: large, mediaType: 'application/pdf' }),
+      downloadOrderContent: async () => ({ ok: true as const, status: 200, body: large, mediaType: 'application/pdf' }),
       getOrderReceipts: async () => errorReply('not_found', 'no order with this id'),
     },
     log,
