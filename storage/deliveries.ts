@@ -1,6 +1,6 @@
 // Delivery's tables (migration 016): the PDF cache by (edition, renderer version) and the signed receipts of
 // deliveries, paged per order newest first.
-import type { Sql } from './postgres.ts';
+import { jsonRows, type Sql } from './postgres.ts';
 
 export interface RenderedPdf {
   bytes: Uint8Array;
@@ -37,21 +37,26 @@ export interface ReceiptRow {
   receipt: string;
 }
 
-export async function insertReceipt(
-  sql: Sql,
-  r: {
-    id: string;
-    orderId: string;
-    buyerPrincipalId: string;
-    format: string;
-    digest: string;
-    receipt: string;
-    deliveredAt: string;
-  },
-): Promise<void> {
+export interface NewReceipt {
+  id: string;
+  orderId: string;
+  buyerPrincipalId: string;
+  format: string;
+  digest: string;
+  receipt: string;
+  deliveredAt: string;
+}
+
+/** Store receipts in one statement (one commit for a batch of deliveries). */
+export async function insertReceipts(sql: Sql, rows: readonly NewReceipt[]): Promise<void> {
+  if (rows.length === 0) return;
   await sql`
     INSERT INTO delivery_receipts (id, order_id, buyer_principal_id, format, digest, receipt, delivered_at)
-    VALUES (${r.id}, ${r.orderId}, ${r.buyerPrincipalId}, ${r.format}, ${r.digest}, ${r.receipt}, ${r.deliveredAt})`;
+    SELECT r."id", r."orderId", r."buyerPrincipalId", r."format", r."digest", r."receipt", r."deliveredAt"
+    FROM json_to_recordset(${jsonRows(rows)}::text::json)
+      AS r("id" uuid, "orderId" uuid, "buyerPrincipalId" uuid, "format" text, "digest" text, "receipt" text,
+           "deliveredAt" timestamptz)
+    ORDER BY r."deliveredAt"`;
 }
 
 /** An order's receipts, newest first, before the cursor's sequence (null: from the newest). */

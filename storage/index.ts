@@ -14,7 +14,8 @@ export {
 export { type HealthAlerts, healthAlerts } from './health.ts';
 export {
   getRenderedPdf,
-  insertReceipt,
+  insertReceipts,
+  type NewReceipt,
   type ReceiptRow,
   type RenderedPdf,
   receiptsPage,

@@ -22,10 +22,10 @@ import {
   getEdition,
   getOrder,
   getRenderedPdf,
-  insertReceipt,
   type OrderRow,
   receiptsPage,
   type Sql,
+  type StoredKey,
   storeRenderedPdf,
 } from '../../storage/index.ts';
 import { principalFactsCaughtUp } from '../ledger/caught-up.ts';
@@ -34,6 +34,7 @@ import { badCursor, decodeNumberCursor, encodeCursor } from '../shared/cursor.ts
 import { signDocument } from '../shared/signed-document.ts';
 import { ByteBudgetCache } from './byte-cache.ts';
 import { pdfRendererVersion, renderPdf } from './pdf.ts';
+import { ReceiptWriter } from './receipt-writer.ts';
 
 export interface DeliveryServiceDeps {
   nc: NatsConnection;
@@ -46,6 +47,7 @@ export interface DeliveryServiceDeps {
 }
 
 type Format = 'md' | 'pdf';
+const signingKeyTtlMs = 5000;
 const mediaTypes: Record<Format, string> = { md: 'text/markdown; charset=utf-8', pdf: 'application/pdf' };
 
 /** The bytes of one format of one edition. */
@@ -65,6 +67,19 @@ export async function deliveryService(d: DeliveryServiceDeps): Promise<ServiceHa
   // Editions never change, so what they deliver is cached in process; the PDF also in PostgreSQL for every process.
   const cache = new ByteBudgetCache<Delivered>(d.config.deliveryCacheBytes);
   const rendering = new Map<string, Promise<Delivered>>();
+  const receipts = new ReceiptWriter(sql);
+  // The signing key, re-read at most every few seconds: a receipt signed with a key retired meanwhile still verifies
+  // (retired keys stay published), and a query per delivery would cost more than the signature.
+  let signingKey: { key: StoredKey; readAtMs: number } | null = null;
+  const receiptKey = async () => {
+    const now = d.clock.nowMs();
+    if (!signingKey || now - signingKey.readAtMs > signingKeyTtlMs) {
+      const key = await activeKey(sql, 'report');
+      if (!key) throw new Error('no report key to sign delivery receipts with');
+      signingKey = { key, readAtMs: now };
+    }
+    return signingKey.key;
+  };
 
   /** The caller's order, read after the projection holds the caller's latest fact when it looks stale. */
   async function callersOrder(caller: Caller, orderId: string): Promise<OrderRow | null> {
@@ -178,8 +193,7 @@ export async function deliveryService(d: DeliveryServiceDeps): Promise<ServiceHa
     content: Delivered,
     via: 'api' | 'download',
   ): Promise<string> {
-    const key = await activeKey(sql, 'report');
-    if (!key) throw new Error('no report key to sign delivery receipts with');
+    const key = await receiptKey();
     const id = d.ids.uuid();
     const deliveredAt = d.clock.nowIso();
     const receipt = signDocument(
@@ -204,7 +218,7 @@ export async function deliveryService(d: DeliveryServiceDeps): Promise<ServiceHa
       },
       key,
     );
-    await insertReceipt(sql, {
+    await receipts.write({
       id,
       orderId: order.id,
       buyerPrincipalId: order.buyer_principal_id,

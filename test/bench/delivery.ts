@@ -11,7 +11,7 @@ import { systemEnv } from '../support/env.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import { dropEnv, eventually } from '../support/system.ts';
 import { benchPdf } from './delivery-pdf.ts';
-import { ensureWrk, peakRssMiB, type WrkResult, wrk } from './support.ts';
+import { ensureWrk, peakRssMiB, usageByGroup, usagePerUnit, type WrkResult, wrk } from './support.ts';
 
 const { values } = parseArgs({
   options: {
@@ -96,10 +96,14 @@ try {
     ['PDF cached, raw (download_url)', `/api/orders/${orderId}/content?format=pdf`],
     ['PDF cached, as JSON (base64)', `/v1/orders/${orderId}/content?format=pdf`],
   ];
+  const named = Object.fromEntries(['actors', 'workers', 'gateway'].map((role, i) => [role, procs[i]!.child.pid!]));
   for (const [what, path] of rows) {
     const o = { url: `${baseUrl}${path}`, script, tokens: [token], connections, env: { DELIVERY_PATH: path } };
     await wrk({ ...o, seconds: 2 });
-    console.log(line(what, await wrk({ ...o, seconds })));
+    const before = usageByGroup(named);
+    const r = await wrk({ ...o, seconds });
+    console.log(line(what, r));
+    console.log(`  CPU per request: ${usagePerUnit(before, usageByGroup(named), r.requests)}`);
   }
   console.log(`workers peak RSS ${peakRssMiB(workers.child.pid!)} MiB`);
   const pdf = await benchPdf({ claims, renders: 10 });
