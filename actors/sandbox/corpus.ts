@@ -63,6 +63,15 @@ export function corpusSellers(seed: string): string[] {
   return Array.from({ length: sellerCount }, (_, i) => derivedId('corpus', seed, 'seller', String(i)));
 }
 
+/** The lines under `## Sources` that cite these sources: each source, its `####` sections, their quoted lines. */
+export function sourcesSectionLines(sources: Iterable<SourceText>): string[] {
+  return [...sources].flatMap((s) => [
+    `### [${s.id}] ${s.title}`,
+    ...Object.entries(s.sections).flatMap(([loc, sentences]) => [`#### ${loc}`, ...sentences.map((x) => `> ${x}`)]),
+    '',
+  ]);
+}
+
 /** Artifact `index` of the corpus of `seed`. */
 export function corpusArtifact(seed: string, index: number): CorpusArtifact {
   const r = rng(seed, index);
@@ -111,11 +120,7 @@ export function corpusArtifact(seed: string, index: number): CorpusArtifact {
     '',
     '## Sources',
     '',
-    ...[...cited.values()].flatMap((s) => [
-      `### [${s.id}] ${s.title}`,
-      ...Object.entries(s.sections).flatMap(([loc, sentences]) => [`#### ${loc}`, ...sentences.map((x) => `> ${x}`)]),
-      '',
-    ]),
+    ...sourcesSectionLines(cited.values()),
   ].join('\n');
   const jv = r();
   const judgeVersion = jv < 0.1 ? '1.0.0' : jv < 0.2 ? '1.1.0' : currentJudgeVersion;

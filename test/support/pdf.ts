@@ -1,6 +1,7 @@
 // Helpers for tests and benchmarks of the PDF renderer: artifacts of a chosen size built from the sandbox corpus'
 // real source text, and poppler's tools (pdftotext, pdfinfo, pdftoppm) to read what a PDF shows.
 import { execFileSync } from 'node:child_process';
+import { sourcesSectionLines } from '../../actors/sandbox/corpus.ts';
 import { corpusTopics } from '../../actors/sandbox/corpus-text.ts';
 
 /**
@@ -39,11 +40,7 @@ export function claimsArtifact(claimCount: number): { markdown: string; title: s
     '',
     '## Sources',
     '',
-    ...[...cited.values()].flatMap((s) => [
-      `### [${s.id}] ${s.title}`,
-      ...Object.entries(s.sections).flatMap(([loc, sentences]) => [`#### ${loc}`, ...sentences.map((x) => `> ${x}`)]),
-      '',
-    ]),
+    ...sourcesSectionLines(cited.values()),
   ].join('\n');
   return { markdown, title };
 }
