@@ -11,7 +11,7 @@ export const actorKinds = {
 } as const;
 export type ActorKind = keyof typeof actorKinds;
 
-export type ServiceName = 'sandbox' | 'auth' | 'ledger' | 'catalog' | 'delivery';
+export type ServiceName = 'sandbox' | 'auth' | 'ledger' | 'catalog' | 'delivery' | 'oauth';
 
 /** FNV-1a over the id's UTF-16 code units: stable across processes, languages and restarts. */
 export function shardOf(actorId: string, shardCount: number): number {
@@ -69,6 +69,8 @@ export function names(namespace: string) {
       mcpSessions: `${ns}_mcp_sessions`,
       /** Operational alerts (contracts/health.ts), watched by every gateway for /healthz. */
       health: `${ns}_health`,
+      /** Revoked OAuth grants and access tokens (`grant.<id>`, `token.<jti>`), watched by every gateway. */
+      revoked: `${ns}_revoked`,
     },
     consumers: {
       verifier: 'verifier',

@@ -79,6 +79,12 @@ export const configKeys = {
     str,
     'Public URL of the gateway, used in absolute URLs such as docs_url. Default http://HOST:PORT.',
   ),
+  webUrl: key(
+    'ASSAY_WEB_URL',
+    '',
+    str,
+    'Public URL of the web pages (sign-in, consent, device, account), served by the same gateway. Default: the base URL.',
+  ),
   logLevel: key('LOG_LEVEL', 'info', str, 'pino log level: fatal, error, warn, info, debug, trace or silent.'),
   bodyBytesMax: key(
     'ASSAY_BODY_BYTES_MAX',
@@ -260,6 +266,42 @@ export const configKeys = {
     'Browser origins allowed to call /mcp besides the origin of ASSAY_BASE_URL, comma-separated; requests without an Origin header (non-browser clients) are always allowed.',
     '(none)',
   ),
+  oauthAccessTokenSeconds: key(
+    'ASSAY_OAUTH_ACCESS_TOKEN_SECONDS',
+    600,
+    int(30, 86_400),
+    'Lifetime of an OAuth access token (asyo_). A revoked one is refused by every gateway within about a second; this bounds how long its revocation must be remembered.',
+  ),
+  oauthRefreshTokenSeconds: key(
+    'ASSAY_OAUTH_REFRESH_TOKEN_SECONDS',
+    30 * 86_400,
+    int(60, 366 * 86_400),
+    'Lifetime of an OAuth refresh token (asyr_); each use rotates it.',
+  ),
+  oauthInitialAccessTokenSeconds: key(
+    'ASSAY_OAUTH_INITIAL_ACCESS_TOKEN_SECONDS',
+    86_400,
+    int(60, 366 * 86_400),
+    'Lifetime of an initial access token (asyi_), issued on the account page for dynamic client registration.',
+  ),
+  webSessionSeconds: key(
+    'ASSAY_WEB_SESSION_SECONDS',
+    12 * 3600,
+    int(60, 90 * 86_400),
+    'Lifetime of a web sign-in session (the assay_session cookie).',
+  ),
+  signInAttemptsPerMinute: key(
+    'ASSAY_SIGNIN_ATTEMPTS_PER_MINUTE',
+    10,
+    int(1, 1_000_000),
+    'Sign-in, sign-up and device-code attempts per minute from one client address, and sign-in attempts per account; more get a wait.',
+  ),
+  passwordScryptLogN: key(
+    'ASSAY_PASSWORD_SCRYPT_LOG_N',
+    17,
+    int(10, 20),
+    "scrypt cost of password hashes as log2 N (r 8, p 1): 17 is 128 MiB and OWASP's minimum. Existing hashes keep their own cost.",
+  ),
   mcpSessionIdleSeconds: key(
     'ASSAY_MCP_SESSION_IDLE_SECONDS',
     3600,
@@ -320,6 +362,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     out.baseUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`;
   out.baseUrl = String(out.baseUrl).replace(/\/+$/, '');
   assert(typeof out.baseUrl === 'string');
+  out.webUrl = String(config.webUrl === '' ? out.baseUrl : config.webUrl).replace(/\/+$/, '');
   return Object.freeze(out) as Config;
 }
 

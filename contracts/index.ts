@@ -75,7 +75,21 @@ export {
   type TableOperation,
 } from './operations.ts';
 export * as schemas from './schemas.ts';
-export { pageLimits } from './schemas.ts';
+export {
+  type AccountViewT,
+  accessTokenType,
+  credentialPrefixes,
+  grantTypes,
+  type OAuthBody,
+  type OAuthHttpT,
+  type OAuthMessage,
+  type OAuthReply,
+  oauthMessages,
+  oauthResources,
+  passwordMinLength,
+  scopeWords,
+} from './oauth.ts';
+export { isUuid, pageLimits } from './schemas.ts';
 export type {
   ArtifactT,
   BalanceT,

@@ -3,6 +3,7 @@
 // the caller reads one), so handlers and callers are typed from the same definition.
 import Type, { type Static, type TSchema } from 'typebox';
 import type { ActorKind, ServiceName } from './bus.ts';
+import { oauthMessages } from './oauth.ts';
 import * as S from './schemas.ts';
 
 export interface InternalOperation {
@@ -127,6 +128,7 @@ export type IdempotencyLookup = Static<typeof IdempotencyLookup>;
 export type IdempotencyLookupReply = Static<typeof IdempotencyLookupReply>;
 
 const catalog = { to: 'service', service: 'catalog' } as const;
+const oauth = { to: 'service', service: 'oauth' } as const;
 
 export const internalOperations = [
   internal({
@@ -217,6 +219,119 @@ export const internalOperations = [
     body: null,
     reply: S.JwkSet,
     summary: 'The public keys agent tokens are verified with.',
+  }),
+  internal({
+    id: 'oauth.signUp',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.signUp.body,
+    reply: oauthMessages.signUp.reply,
+    summary: 'Create an account (a live principal) and start its web session.',
+  }),
+  internal({
+    id: 'oauth.signIn',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.signIn.body,
+    reply: oauthMessages.signIn.reply,
+    summary:
+      'Check an email and password and start a web session; the same refusal for an unknown email and a wrong password.',
+  }),
+  internal({
+    id: 'oauth.session',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.session.body,
+    reply: oauthMessages.session.reply,
+    summary: 'The account behind a web session cookie.',
+  }),
+  internal({
+    id: 'oauth.signOut',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.signOut.body,
+    reply: oauthMessages.signOut.reply,
+    summary: 'End a web session.',
+  }),
+  internal({
+    id: 'oauth.account',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.account.body,
+    reply: oauthMessages.account.reply,
+    summary: 'What the account page shows: clients, grants with their live tokens, initial access tokens.',
+  }),
+  internal({
+    id: 'oauth.accountAction',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.accountAction.body,
+    reply: oauthMessages.accountAction.reply,
+    summary: 'One action of the account page: revoke a grant, token, client or initial access token, or issue one.',
+  }),
+  internal({
+    id: 'oauth.register',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.register.body,
+    reply: oauthMessages.register.reply,
+    summary: 'RFC 7591 dynamic client registration with an initial access token.',
+  }),
+  internal({
+    id: 'oauth.authorize',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.authorize.body,
+    reply: oauthMessages.authorize.reply,
+    summary: 'Check an authorization request; for a signed-in person, the consent screen and its screen token.',
+  }),
+  internal({
+    id: 'oauth.decision',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.decision.body,
+    reply: oauthMessages.decision.reply,
+    summary: 'The consent screen’s approval or denial: the redirect with a code or access_denied.',
+  }),
+  internal({
+    id: 'oauth.token',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.token.body,
+    reply: oauthMessages.token.reply,
+    summary: 'The token endpoint: authorization_code, refresh_token, token exchange, device_code.',
+  }),
+  internal({
+    id: 'oauth.deviceAuthorization',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.deviceAuthorization.body,
+    reply: oauthMessages.deviceAuthorization.reply,
+    summary: 'RFC 8628 device authorization: a device code and a user code.',
+  }),
+  internal({
+    id: 'oauth.deviceLookup',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.deviceLookup.body,
+    reply: oauthMessages.deviceLookup.reply,
+    summary: 'The device verification page: the request behind a user code, and its screen token.',
+  }),
+  internal({
+    id: 'oauth.deviceDecision',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.deviceDecision.body,
+    reply: oauthMessages.deviceDecision.reply,
+    summary: 'Approve or deny a device request.',
+  }),
+  internal({
+    id: 'oauth.revoke',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.revoke.body,
+    reply: oauthMessages.revoke.reply,
+    summary: 'RFC 7009 revocation of a refresh or access token.',
   }),
 ] as const satisfies readonly InternalOperation[];
 

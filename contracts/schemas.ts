@@ -4,6 +4,8 @@ import Type, { type Static, type TSchema } from 'typebox';
 import { errorCodes } from './errors.ts';
 
 export const Uuid = (description?: string) => Type.String({ format: 'uuid', ...(description ? { description } : {}) });
+/** A lower-case UUID as the service issues them; checked before an id reaches a uuid column. */
+export const isUuid = (s: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(s);
 export const Timestamp = (description = 'ISO 8601 timestamp with milliseconds, UTC.') =>
   Type.String({ format: 'date-time', description });
 export const Sha256 = Type.String({ pattern: '^sha256:[0-9a-f]{64}$', description: 'Form sha256:<hex>.' });
