@@ -13,6 +13,16 @@ export {
 
 export { type HealthAlerts, healthAlerts } from './health.ts';
 export {
+  accountByEmail,
+  accountByPrincipal,
+  type AccountRow,
+  endWebSession,
+  insertAccount,
+  insertWebSession,
+  webSession,
+} from './accounts.ts';
+export * as oauthStore from './oauth.ts';
+export {
   getRenderedPdf,
   insertReceipts,
   type NewReceipt,

@@ -153,7 +153,12 @@ export async function ensureStreams(nc: NatsConnection, n: Names, replicas: numb
   return jsm;
 }
 
-export async function openBuckets(nc: NatsConnection, n: Names, replicas: number, o: { mcpSessionMaxAgeMs: number }) {
+export async function openBuckets(
+  nc: NatsConnection,
+  n: Names,
+  replicas: number,
+  o: { mcpSessionMaxAgeMs: number; revokedMaxAgeMs: number },
+) {
   const kvm = new Kvm(nc);
   const leases = await kvm.create(n.buckets.leases, { history: 1, replicas, storage: StorageType.File });
   const snapshots = await kvm.create(n.buckets.snapshots, { history: 1, replicas, storage: StorageType.File });
@@ -169,10 +174,18 @@ export async function openBuckets(nc: NatsConnection, n: Names, replicas: number
   });
   await keepMaxAge(nc, `KV_${n.buckets.mcpSessions}`, o.mcpSessionMaxAgeMs);
   const health = await openHealthBucket(nc, n, replicas);
+  // A revocation must outlive every token it stops; an access token lives at most its configured lifetime.
+  const revoked = await kvm.create(n.buckets.revoked, {
+    history: 1,
+    replicas,
+    storage: StorageType.File,
+    ttl: o.revokedMaxAgeMs,
+  });
+  await keepMaxAge(nc, `KV_${n.buckets.revoked}`, o.revokedMaxAgeMs);
   // The same bucket read through the stream leader: a replica may not have a session created a moment ago through
   // another gateway yet, so a miss is confirmed here before it becomes a 404.
   const leader = await kvm.open(n.buckets.mcpSessions, { allow_direct: false });
-  return { leases, snapshots, health, mcpSessions: { anyReplica, leader } };
+  return { leases, snapshots, health, revoked, mcpSessions: { anyReplica, leader } };
 }
 
 /** The operational alerts bucket (contracts/health.ts). */
