@@ -2,6 +2,7 @@
 export { authService } from './auth/service.ts';
 export { ensureActiveKey, publicJwks, rotateKey, signAgentToken, type TokenRequest } from './auth/keys.ts';
 export { deliveryService } from './delivery/service.ts';
+export { oauthService } from './oauth/service.ts';
 export { eventOf } from './ledger/events.ts';
 export { principalFactRows, principalFactsOf } from './ledger/projection.ts';
 export { ledgerService } from './ledger/service.ts';

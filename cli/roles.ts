@@ -11,6 +11,7 @@ import {
   authService,
   catalogService,
   deliveryService,
+  oauthService,
   listingBehaviour,
   loadSandboxCorpus,
   runOutboxRelay,
@@ -49,7 +50,9 @@ import {
   McpSessions,
   type McpSessionsBucket,
   Pipeline,
+  RevokedSet,
   TokenVerifier,
+  WebFace,
 } from '../gateway/index.ts';
 import {
   connectNats,
@@ -126,6 +129,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
   await ensureStreams(nc, names, config.streamReplicas);
   const buckets = await openBuckets(nc, names, config.streamReplicas, {
     mcpSessionMaxAgeMs: mcpSessionBucketMaxAgeMs(config.mcpSessionIdleSeconds * 1000),
+    revokedMaxAgeMs: (config.oauthAccessTokenSeconds + 60) * 1000,
   });
   const needsSql = roles.includes('workers');
   const sql = needsSql ? await openDatabase(config) : null;
@@ -169,6 +173,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       serveService(nc, names, 'ledger', await ledgerService(deps), log),
       serveService(nc, names, 'catalog', catalogService(deps), log),
       serveService(nc, names, 'delivery', await deliveryService({ ...deps, log }), log),
+      serveService(nc, names, 'oauth', oauthService({ ...deps, revoked: buckets.revoked, log }), log),
     ];
     // Jobs that run once per deployment: the worker holding a job's lease runs it, another takes over on failure.
     const singleton = (name: string, run: (signal: AbortSignal) => Promise<void>) =>
@@ -218,7 +223,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
 
       for (const job of jobs) await job.stop();
     });
-    log.info('workers serving (auth, sandbox, ledger, catalog, delivery, verifier, projectors, outbox relay)');
+    log.info('workers serving (auth, sandbox, ledger, catalog, delivery, oauth, verifier, projectors, outbox relay)');
   }
 
   if (roles.includes('actors')) {
@@ -314,15 +319,17 @@ export function wireGateway(o: {
   names: Names;
   nc: NatsConnection;
   log: Logger;
-  buckets: { health: KV; mcpSessions: McpSessionsBucket };
+  buckets: { health: KV; mcpSessions: McpSessionsBucket; revoked: KV };
   nowMs?: () => number;
 }): Gateway {
   const { config, names, log } = o;
   const nowMs = o.nowMs ?? Date.now;
   const bus = new GatewayBus(o.nc, config.requestTimeoutMs, log);
+  const revoked = new RevokedSet(o.buckets.revoked, log, nowMs, (config.oauthAccessTokenSeconds + 60) * 1000);
   const verifier = new TokenVerifier({
     issuer: config.baseUrl,
     nowMs,
+    revoked,
     fetchJwks: jwksOverBus(bus, names),
     onFetchError: (err) => log.warn({ err }, 'fetching the token key set failed'),
   });
@@ -335,5 +342,6 @@ export function wireGateway(o: {
     onError: (err, what) => log.warn({ err }, what),
   });
   const mcp = new McpEndpoint({ config, pipeline, bus, sessions, ops: operations, log });
-  return new Gateway({ config, log, pipeline, bus, mcp, health: o.buckets.health });
+  const web = new WebFace({ config, log, bus, names, pipeline });
+  return new Gateway({ config, log, pipeline, bus, mcp, health: o.buckets.health, web, revoked });
 }

@@ -1,0 +1,191 @@
+// Accounts and web sessions: sign-up, sign-in (one answer for an unknown email and a wrong password, at the same
+// cost), the session behind a cookie, sign-out, and what the account page shows and does.
+import {
+  credentialPrefixes,
+  errorReply,
+  isUuid,
+  okReply,
+  passwordMinLength,
+  type ServiceHandlers,
+} from '../../contracts/index.ts';
+import {
+  accountByEmail,
+  countRateWindow,
+  endWebSession,
+  insertAccount,
+  insertWebSession,
+  oauthStore,
+  webSession,
+} from '../../storage/index.ts';
+import { minuteWindow, type OAuthDeps } from './deps.ts';
+import { decoyHash, hashPassword, verifyPassword } from './passwords.ts';
+import { newSecret, secretHash } from './secrets.ts';
+
+type Handlers = ServiceHandlers<'oauth'>;
+
+const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const wrongCredentials = 'The email or password is not right.';
+
+const normaliseEmail = (email: string) => email.trim().toLowerCase();
+
+export function accountHandlers(
+  d: OAuthDeps,
+): Pick<
+  Handlers,
+  'oauth.signUp' | 'oauth.signIn' | 'oauth.session' | 'oauth.signOut' | 'oauth.account' | 'oauth.accountAction'
+> {
+  const { sql } = d;
+  const limit = d.config.signInAttemptsPerMinute;
+
+  /** Count an attempt in each bucket; true when any is over the limit this minute. */
+  const overLimit = async (...buckets: string[]) => {
+    const window = minuteWindow(d.clock.nowMs());
+    let over = false;
+    for (const bucket of buckets) if ((await countRateWindow(sql, bucket, window)) > limit) over = true;
+    return over;
+  };
+  const waitAMinute = () => errorReply('rate_limited', 'Too many attempts. Wait a minute and try again.', 60);
+
+  async function startSession(principalId: string) {
+    const session = newSecret(credentialPrefixes.webSession);
+    const now = d.clock.nowMs();
+    await insertWebSession(sql, {
+      tokenHash: session.hash,
+      principalId,
+      at: new Date(now).toISOString(),
+      expiresAt: new Date(now + d.config.webSessionSeconds * 1000).toISOString(),
+    });
+    return okReply(200, { sessionToken: session.value, principalId });
+  }
+
+  return {
+    async 'oauth.signUp'({ body }) {
+      if (await overLimit(`signup:addr:${body.clientAddress}`)) return waitAMinute();
+      const email = normaliseEmail(body.email);
+      if (!emailPattern.test(email)) return errorReply('validation_failed', 'Enter a valid email address.');
+      if (body.password.length < passwordMinLength) {
+        return errorReply('validation_failed', `Use a password of at least ${passwordMinLength} characters.`);
+      }
+      const principalId = d.ids.uuid();
+      const created = await insertAccount(sql, {
+        principalId,
+        webAgentId: d.ids.uuid(),
+        email,
+        passwordHash: await hashPassword(body.password, d.config.passwordScryptLogN),
+        at: d.clock.nowIso(),
+      });
+      if (!created) return errorReply('validation_failed', 'An account with this email exists. Sign in instead.');
+      return startSession(principalId);
+    },
+
+    async 'oauth.signIn'({ body }) {
+      const email = normaliseEmail(body.email);
+      if (await overLimit(`signin:addr:${body.clientAddress}`, `signin:email:${email}`)) return waitAMinute();
+      const account = await accountByEmail(sql, email);
+      // An unknown email costs one scrypt too, so neither the answer nor its time tells which case it was.
+      const ok = await verifyPassword(
+        body.password,
+        account?.password_hash ?? (await decoyHash(d.config.passwordScryptLogN)),
+      );
+      if (!account || !ok) return errorReply('unauthorized', wrongCredentials);
+      return startSession(account.principal_id);
+    },
+
+    async 'oauth.session'({ body }) {
+      const s = await webSession(sql, secretHash(body.sessionToken), d.clock.nowIso());
+      if (!s) return errorReply('unauthorized', 'not signed in');
+      return okReply(200, { principalId: s.principal_id, email: s.email, webAgentId: s.web_agent_id });
+    },
+
+    async 'oauth.signOut'({ body }) {
+      await endWebSession(sql, secretHash(body.sessionToken), d.clock.nowIso());
+      return okReply(200, {});
+    },
+
+    async 'oauth.account'({ body }) {
+      const now = d.clock.nowIso();
+      const [account, clients, grants, iats] = await Promise.all([
+        sql<{ email: string }[]>`SELECT email FROM accounts WHERE principal_id = ${body.principalId}`,
+        oauthStore.clientsOf(sql, body.principalId),
+        oauthStore.grantsOf(sql, body.principalId, now),
+        oauthStore.liveInitialAccessTokens(sql, body.principalId, now),
+      ]);
+      if (!account[0]) return errorReply('not_found', 'no account');
+      return okReply(200, {
+        email: account[0].email,
+        clients: clients.map((c) => ({
+          clientId: c.client_id,
+          name: c.client_name,
+          redirectUris: c.redirect_uris,
+          grantTypes: c.grant_types,
+          createdAt: c.created_at.toISOString(),
+        })),
+        grants: grants.map((g) => ({
+          id: g.id,
+          clientId: g.client_id,
+          clientName: g.client_name,
+          scopes: g.scopes,
+          resource: g.resource,
+          createdAt: g.created_at.toISOString(),
+          liveTokens: g.tokens.map((t) => ({
+            jti: t.jti,
+            expiresAt: new Date(t.expires_at).toISOString(),
+            exchanged: t.exchanged,
+          })),
+        })),
+        initialAccessTokens: iats.map((t) => ({
+          id: t.id,
+          createdAt: t.created_at.toISOString(),
+          expiresAt: t.expires_at.toISOString(),
+        })),
+      });
+    },
+
+    async 'oauth.accountAction'({ body }) {
+      const now = d.clock.nowIso();
+      const id = body.id ?? '';
+      const uuid = isUuid(id);
+      const gone = () => errorReply('not_found', 'That is not there any more.');
+      switch (body.action) {
+        case 'revoke_grant': {
+          if (!uuid || !(await oauthStore.revokeGrant(sql, id, 'revoked_by_person', now, body.principalId))) {
+            return gone();
+          }
+          await d.revocations.grants([id]);
+          return okReply(200, { notice: 'Access revoked: the agent’s tokens stop working now.' });
+        }
+        case 'revoke_token': {
+          const expires = uuid ? await oauthStore.revokeAccessToken(sql, id, now, body.principalId) : null;
+          if (!expires) return gone();
+          await d.revocations.token(id, Math.ceil(expires.getTime() / 1000));
+          return okReply(200, { notice: 'Token revoked.' });
+        }
+        case 'revoke_client': {
+          if (!uuid) return gone();
+          const grants = await oauthStore.revokeClient(sql, body.principalId, id, now);
+          await d.revocations.grants(grants);
+          return okReply(200, { notice: 'Client removed, and every access it held revoked.' });
+        }
+        case 'issue_initial_access_token': {
+          const token = newSecret(credentialPrefixes.initialAccessToken);
+          const expiresAt = new Date(d.clock.nowMs() + d.config.oauthInitialAccessTokenSeconds * 1000).toISOString();
+          await oauthStore.insertInitialAccessToken(sql, {
+            id: d.ids.uuid(),
+            tokenHash: token.hash,
+            principalId: body.principalId,
+            at: now,
+            expiresAt,
+          });
+          return okReply(200, {
+            notice: 'Initial access token issued. Copy it now: it is not shown again.',
+            newInitialAccessToken: { token: token.value, expiresAt },
+          });
+        }
+        case 'revoke_initial_access_token': {
+          if (!uuid || !(await oauthStore.revokeInitialAccessToken(sql, body.principalId, id, now))) return gone();
+          return okReply(200, { notice: 'Initial access token revoked.' });
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,22 @@
+// What the oauth service's handlers share.
+import type { Logger } from 'pino';
+import type { Config } from '../../contracts/index.ts';
+import type { Sql } from '../../storage/index.ts';
+import type { Clock, IdSource } from '../runtime/clock.ts';
+import type { RevocationList } from './revocations.ts';
+import type { OAuthTokens } from './tokens.ts';
+
+export interface OAuthDeps {
+  sql: Sql;
+  config: Config;
+  clock: Clock;
+  ids: IdSource;
+  tokens: OAuthTokens;
+  revocations: RevocationList;
+  log: Logger;
+}
+
+/** A fixed one-minute window per bucket, shared by every worker (storage: rate_windows). */
+export function minuteWindow(nowMs: number): Date {
+  return new Date(Math.floor(nowMs / 60_000) * 60_000);
+}
