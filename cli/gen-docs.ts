@@ -1,8 +1,8 @@
 // Regenerates the generated parts of the docs: the README's configuration table and docs/openapi.json.
 // `npm run docs` runs it; test/spine/docs.test.ts fails when the committed files differ from what it would write.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { configMarkdownTable, operations } from '../contracts/index.ts';
-import { openApiDocument } from '../gateway/index.ts';
+import { configMarkdownTable, loadConfig, operations } from '../contracts/index.ts';
+import { openApiDocument, webRoutes } from '../gateway/index.ts';
 
 const root = new URL('../', import.meta.url);
 export const readmeUrl = new URL('README.md', root);
@@ -19,7 +19,8 @@ export function renderReadme(current: string): string {
 
 /** The document as served with the default base URL, for readers who do not run the service. */
 export function renderOpenapi(): string {
-  return `${JSON.stringify(openApiDocument(operations, 'http://127.0.0.1:8080'), null, 2)}\n`;
+  const config = loadConfig({});
+  return `${JSON.stringify(openApiDocument(operations, config.baseUrl, webRoutes(config)), null, 2)}\n`;
 }
 
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {

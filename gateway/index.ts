@@ -7,6 +7,8 @@ export { type McpSession, McpSessions, type McpSessionsBucket, type McpSessionsO
 export { type McpTool, toolsFromTable } from './mcp/tools.ts';
 export { openApiDocument } from './openapi.ts';
 export { type CallInput, type CallResult, Pipeline, requestHash } from './pipeline.ts';
+export { RevokedSet } from './revocations.ts';
 export { compileRouter, type Route, type RouteMatch } from './router.ts';
 export { Gateway, type GatewayOptions } from './server.ts';
 export { jwksOverBus, TokenVerifier, type TokenVerifierOptions } from './tokens.ts';
+export { WebFace, webRoutes } from './web/face.ts';

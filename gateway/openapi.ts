@@ -1,14 +1,18 @@
-// The OpenAPI 3.1 document, generated from the operation table and the error table. Operations that are not
-// available in this version are left out.
+// The OpenAPI 3.1 document, generated from the operation table and the error table, and the OAuth server's endpoints
+// from the web face's route table (gateway/web/). Operations that are not available in this version are left out.
 import {
   errorTable,
   type ErrorCode,
   type Operation,
   pipelineErrors,
+  type Scope,
   schemas,
+  scopes,
+  scopeWords,
   transportStatus,
 } from '../contracts/index.ts';
 import { idempotencyKeyLengthMax } from './pipeline.ts';
+import type { WebRoute } from './web/face.ts';
 
 /** The Streamable HTTP headers of an MCP request (docs/mcp.md). */
 const mcpHeaders = [
@@ -31,11 +35,15 @@ const mcpHeaders = [
 const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
 const errorRef = { $ref: '#/components/schemas/Error' };
 
-export function openApiDocument(ops: readonly Operation[], baseUrl: string) {
+export function openApiDocument(ops: readonly Operation[], baseUrl: string, webRoutes: readonly WebRoute[]) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of ops) {
     if (!op.available) continue;
     paths[op.path] = { ...paths[op.path], [op.method.toLowerCase()]: operationObject(op) };
+  }
+  for (const route of webRoutes) {
+    if (!route.doc) continue;
+    paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: webRouteObject(route, route.doc) };
   }
   return {
     openapi: '3.1.0',
@@ -47,7 +55,32 @@ export function openApiDocument(ops: readonly Operation[], baseUrl: string) {
     },
     servers: [{ url: baseUrl }],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'A sandbox token (POST /sandbox/agents) or an OAuth access token (asyo_ + JWT).',
+        },
+        oauth2: {
+          type: 'oauth2',
+          description:
+            'The OAuth 2.1 server of this API (metadata at /.well-known/oauth-authorization-server): public clients registered with an initial access token, PKCE S256, refresh rotation, token exchange and the device grant.',
+          flows: {
+            authorizationCode: {
+              authorizationUrl: `${baseUrl}/oauth/authorize`,
+              tokenUrl: `${baseUrl}/oauth/token`,
+              refreshUrl: `${baseUrl}/oauth/token`,
+              scopes: Object.fromEntries(scopes.map((s) => [s, scopeWords[s as Scope]])),
+            },
+          },
+        },
+        initialAccessToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An initial access token (asyi_), issued on the account page, for POST /oauth/register.',
+        },
+      },
       schemas: { Error: plain(schemas.ErrorObject) },
     },
     paths,
@@ -96,7 +129,7 @@ function operationObject(op: Operation) {
     operationId: op.id,
     summary: op.summary,
     ...(op.scope
-      ? { security: [{ bearer: [] }], 'x-scope': op.scope }
+      ? { security: [{ bearer: [] }, { oauth2: [op.scope] }], 'x-scope': op.scope }
       : { security: op.dispatch.to === 'mcp' ? [{ bearer: [] }] : [] }),
     ...(op.tool ? { 'x-mcp-tool': op.tool } : {}),
     'x-dispatch': op.dispatch,
@@ -129,4 +162,25 @@ function successResponse(op: Operation) {
         ? 'text/event-stream'
         : 'application/json';
   return { description: 'Success.', content: { [type]: { schema: plain(op.output) } } };
+}
+
+/** An OAuth endpoint (or its metadata), as its route documents it. */
+function webRouteObject(route: WebRoute, doc: NonNullable<WebRoute['doc']>) {
+  return {
+    operationId: `oauth ${route.method} ${route.path}`.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) =>
+      c ? c.toUpperCase() : '',
+    ),
+    summary: doc.summary,
+    description: `Follows ${doc.rfc}. Errors are RFC 6749 bodies {error, error_description} (HTML pages where a person is shown one), not the typed Error object of the agent routes.`,
+    security: doc.security === 'initialAccessToken' ? [{ initialAccessToken: [] }] : [],
+    ...(doc.request
+      ? { requestBody: { required: true, content: { [doc.request.media]: { schema: doc.request.schema } } } }
+      : {}),
+    responses: Object.fromEntries(
+      Object.entries(doc.responses).map(([status, r]) => [
+        status,
+        { description: r.description, ...(r.media ? { content: { [r.media]: { schema: {} } } } : {}) },
+      ]),
+    ),
+  };
 }

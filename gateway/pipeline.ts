@@ -20,12 +20,14 @@ import {
   textProblem,
 } from '../contracts/index.ts';
 import type { GatewayBus } from './bus.ts';
-import type { TokenVerifier } from './tokens.ts';
+import type { TokenFace, TokenVerifier } from './tokens.ts';
 
 export type BodyInput = { kind: 'none' } | { kind: 'raw'; text: string } | { kind: 'value'; value: unknown };
 
 export interface CallInput {
   op: Operation;
+  /** Where the call arrived: the MCP endpoint also accepts tokens issued for it alone. REST when absent. */
+  face?: TokenFace;
   /** The bearer token, without the "Bearer " prefix; undefined when absent or not a bearer credential. */
   token: string | undefined;
   params: Record<string, string>;
@@ -101,13 +103,25 @@ export class Pipeline {
   }
 
   async run(input: CallInput): Promise<CallResult> {
-    const { op } = input;
-    // 2. Authentication, 3. scope (public operations have neither).
+    // 2. Authentication (public operations have none).
     let caller: Caller | null = null;
-    if (op.scope !== null) {
-      const auth = await this.authenticate(input.token);
+    if (input.op.scope !== null) {
+      const auth = await this.authenticate(input.token, input.face);
       if (!auth.ok) return auth.refusal;
       caller = auth.caller;
+    }
+    return this.runAs(caller, input);
+  }
+
+  /**
+   * The pipeline from step 3 on, for a caller established already: by a token (run), or by a web session for the
+   * account page's own calls (gateway/web/).
+   */
+  async runAs(caller: Caller | null, input: CallInput): Promise<CallResult> {
+    const { op } = input;
+    // 3. Scope.
+    if (op.scope !== null) {
+      if (!caller) return this.refuse('unauthorized', 'send Authorization: Bearer <token>');
       if (!caller.scopes.includes(op.scope)) {
         return this.refuse('forbidden', `this operation needs the scope ${op.scope}`);
       }
@@ -190,6 +204,7 @@ export class Pipeline {
   /** Step 2 alone, for the MCP endpoint, which authenticates each HTTP request before any JSON-RPC is read. */
   async authenticate(
     token: string | undefined,
+    face: TokenFace = 'api',
   ): Promise<{ ok: true; caller: Caller } | { ok: false; refusal: CallResult }> {
     if (token === undefined) {
       return {
@@ -199,7 +214,7 @@ export class Pipeline {
     }
     let caller: Caller | null;
     try {
-      caller = await this.d.verifier.verify(token);
+      caller = await this.d.verifier.verify(token, face);
     } catch {
       return {
         ok: false,

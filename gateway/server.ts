@@ -10,7 +10,6 @@ import {
   type Operation,
   operations,
   schemas,
-  scopes,
   transportStatus,
 } from '../contracts/index.ts';
 import type { GatewayBus } from './bus.ts';
@@ -22,7 +21,10 @@ import { HttpListener } from './http/listener.ts';
 import type { McpEndpoint } from './mcp/endpoint.ts';
 import { openApiDocument } from './openapi.ts';
 import { type BodyInput, bearerToken, type CallInput, type CallResult, type Pipeline } from './pipeline.ts';
+import type { RevokedSet } from './revocations.ts';
 import { compileRouter } from './router.ts';
+import type { WebFace } from './web/face.ts';
+import { protectedResourceMetadata } from './web/oauth-routes.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -32,6 +34,10 @@ export interface GatewayOptions {
   mcp: McpEndpoint;
   /** The `<ns>_health` bucket, watched for the alerts /healthz shows. */
   health: KV;
+  /** The OAuth server's endpoints and the people's pages (gateway/web/), on the same listener. */
+  web: WebFace;
+  /** Revoked OAuth grants and tokens, loaded before the gateway listens. */
+  revoked: RevokedSet;
 }
 
 const noBody: BodyInput = { kind: 'none' };
@@ -57,15 +63,8 @@ export class Gateway {
     const { config } = o;
     this.pipeline = o.pipeline;
     this.accessLog = o.log.isLevelEnabled('debug');
-    this.openapiJson = JSON.stringify(openApiDocument(operations, config.baseUrl));
-    // RFC 9728. The authorization server (OAuth 2.1) arrives with the OAuth issue; it will live at the base URL.
-    this.protectedResourceJson = JSON.stringify({
-      resource: config.baseUrl,
-      authorization_servers: [config.baseUrl],
-      bearer_methods_supported: ['header'],
-      scopes_supported: [...scopes],
-      resource_name: 'Assay agent API',
-    });
+    this.openapiJson = JSON.stringify(openApiDocument(operations, config.baseUrl, o.web.routes));
+    this.protectedResourceJson = JSON.stringify(protectedResourceMetadata(config, config.baseUrl, 'Assay agent API'));
     this.alerts = new HealthAlerts(o.health, o.log);
     this.admission = new Admission(config.inflightMax);
     this.listener = new HttpListener({
@@ -90,6 +89,7 @@ export class Gateway {
 
   async listen(): Promise<number> {
     this.alerts.start();
+    await this.o.revoked.start();
     return this.listener.listen();
   }
 
@@ -104,6 +104,7 @@ export class Gateway {
       this.o.log.info({ unfinished: this.admission.count }, 'gateway drained');
       this.listener.close();
       this.alerts.stop();
+      this.o.revoked.stop();
     })();
     return this.closing;
   }
@@ -111,6 +112,23 @@ export class Gateway {
   private onRequest(x: Exchange, req: HttpRequest): void {
     const path = req.getUrl();
     const m = this.match(x.method, path);
+    if (m.kind === 'none') {
+      const w = this.o.web.serves(x.method, path);
+      if (w.kind === 'found') {
+        if (w.problem) {
+          this.reply(x, this.pipeline.refuse('validation_failed', w.problem));
+          return;
+        }
+        this.o.web.handle(x, req, w.route, w.params, this.clientAddress(x, req));
+        return;
+      }
+      if (w.kind === 'wrong_method') {
+        const result = this.pipeline.refuse('not_found', `${x.method} is not served on ${path}; it accepts ${w.allow}`);
+        result.headers.allow = w.allow;
+        this.reply(x, result);
+        return;
+      }
+    }
     if (m.kind !== 'found') {
       // HEAD answers as GET would, down to the length of the message.
       const method = x.head ? 'GET' : x.method;

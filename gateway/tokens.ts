@@ -1,17 +1,40 @@
-// Agent token verification: ES256 JWTs checked against the public keys the auth service serves over the bus.
-// Verified tokens are cached until they expire (bounded), because a signature check costs ~100 µs and an agent
-// sends the same token on every call.
+// Agent token verification: ES256 JWTs checked against the public keys the auth service serves over the bus. Two
+// kinds: sandbox tokens (bare JWTs, audience the base URL) and OAuth access tokens (`asyo_` + JWT, audience the
+// resource they were issued for, revocable). Verified tokens are cached until they expire (bounded), because a
+// signature check costs ~100 µs and an agent sends the same token on every call; revocation is checked on every
+// call, cached or not.
 import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet, jwtVerify } from 'jose';
-import type { AgentTokenClaims, Caller, Names } from '../contracts/index.ts';
+import {
+  type AgentTokenClaims,
+  type Caller,
+  credentialPrefixes,
+  type Names,
+  oauthResources,
+} from '../contracts/index.ts';
 import type { GatewayBus } from './bus.ts';
+import type { RevokedSet } from './revocations.ts';
 
 export interface TokenVerifierOptions {
   issuer: string;
   fetchJwks: () => Promise<JSONWebKeySet>;
   nowMs: () => number;
+  /** Revoked OAuth grants and tokens; without it OAuth tokens are not accepted. */
+  revoked?: RevokedSet;
   cacheMax?: number;
   /** Told why a fetch of the key set failed (callers only learn that keys are not available). */
   onFetchError?: (err: unknown) => void;
+}
+
+/** Where a token is presented: the agent API (REST) or the MCP endpoint, which also accepts MCP-only tokens. */
+export type TokenFace = 'api' | 'mcp';
+
+interface Verified {
+  caller: Caller;
+  expMs: number;
+  /** What the token may be used for. */
+  faces: { api: boolean; mcp: boolean };
+  /** OAuth tokens: the grant and token id revocation is checked by. */
+  revocable: { grantId: string; jti: string } | null;
 }
 
 /** A fetch of the key set at most this often when an unknown kid shows up (so junk tokens cannot hammer it). */
@@ -21,41 +44,76 @@ export class TokenVerifier {
   private keys: ReturnType<typeof createLocalJWKSet> | null = null;
   private lastFetchMs = 0;
   private fetching: Promise<void> | null = null;
-  private readonly cache = new Map<string, { caller: Caller; expMs: number }>();
+  private readonly cache = new Map<string, Verified>();
+  private readonly resources: { api: string; mcp: string };
 
-  constructor(private readonly o: TokenVerifierOptions) {}
+  constructor(private readonly o: TokenVerifierOptions) {
+    this.resources = oauthResources(o.issuer);
+  }
 
-  /** The caller a token stands for, or null when it is not a valid, unexpired token of this service. */
-  async verify(token: string): Promise<Caller | null> {
+  /**
+   * The caller a token stands for on this face, or null when it is not a valid, unexpired, unrevoked token of this
+   * service for it. Throws when that cannot be told yet (no keys, revocations not loaded): the caller answers 503.
+   */
+  async verify(token: string, face: TokenFace = 'api'): Promise<Caller | null> {
     const now = this.o.nowMs();
-    const hit = this.cache.get(token);
-    if (hit) {
-      if (hit.expMs > now) return hit.caller;
+    let v = this.cache.get(token);
+    if (v && v.expMs <= now) {
       this.cache.delete(token);
       return null;
     }
+    if (!v) {
+      const fresh = await this.verifyFresh(token);
+      if (!fresh) return null;
+      v = fresh;
+      this.remember(token, v);
+    }
+    if (!v.faces[face]) return null;
+    if (v.revocable) {
+      const revoked = this.o.revoked;
+      if (!revoked?.ready) throw new Error('revocations are not loaded yet');
+      if (revoked.isRevoked(v.revocable.grantId, v.revocable.jti)) return null;
+    }
+    return v.caller;
+  }
+
+  private async verifyFresh(token: string): Promise<Verified | null> {
+    const oauth = token.startsWith(credentialPrefixes.accessToken);
+    const jwt = oauth ? token.slice(credentialPrefixes.accessToken.length) : token;
     if (!this.keys) await this.refresh(true);
     if (!this.keys) throw new Error('token keys are not available yet');
-    let claims: AgentTokenClaims;
+    let claims: AgentTokenClaims & { gid?: unknown; sandbox?: unknown };
     try {
-      claims = await this.check(token);
+      claims = await this.check(jwt);
     } catch (err) {
       if (!(err instanceof joseErrors.JWKSNoMatchingKey)) return null;
       // A key rotated since we fetched: refresh once and try again.
       await this.refresh(false);
       try {
-        claims = await this.check(token);
+        claims = await this.check(jwt);
       } catch {
         return null;
       }
     }
     if (typeof claims.principal_id !== 'string' || typeof claims.agent_id !== 'string') return null;
-    const caller: Caller = {
-      principalId: claims.principal_id,
-      agentId: claims.agent_id,
-      scopes: typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [],
-      sandbox: claims.sandbox === true,
+    // An OAuth token is live and names its grant; a bare JWT is a sandbox token (or an operator's `mint-token`).
+    if (oauth && (typeof claims.gid !== 'string' || claims.sandbox !== false)) return null;
+    const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+    const api = aud.includes(this.resources.api);
+    return {
+      caller: {
+        principalId: claims.principal_id,
+        agentId: claims.agent_id,
+        scopes: typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [],
+        sandbox: claims.sandbox === true,
+      },
+      expMs: claims.exp * 1000,
+      faces: { api, mcp: api || aud.includes(this.resources.mcp) },
+      revocable: oauth ? { grantId: claims.gid as string, jti: claims.jti } : null,
     };
+  }
+
+  private remember(token: string, v: Verified): void {
     if (this.cache.size >= (this.o.cacheMax ?? 100_000)) {
       // Drop the oldest tenth; Map iteration order is insertion order.
       let n = Math.ceil(this.cache.size / 10);
@@ -64,14 +122,13 @@ export class TokenVerifier {
         this.cache.delete(k);
       }
     }
-    this.cache.set(token, { caller, expMs: claims.exp * 1000 });
-    return caller;
+    this.cache.set(token, v);
   }
 
   private async check(token: string): Promise<AgentTokenClaims> {
     const { payload } = await jwtVerify(token, this.keys!, {
       issuer: this.o.issuer,
-      audience: this.o.issuer,
+      audience: [this.resources.api, this.resources.mcp],
       algorithms: ['ES256'],
       currentDate: new Date(this.o.nowMs()),
     });

@@ -18,6 +18,9 @@ export type TransportRefusal =
   | { kind: 'body_not_utf8' };
 
 /** A complete response. */
+/** Response headers; a list is written as one header line per value (Set-Cookie). */
+export type ResponseHeaders = Record<string, string | readonly string[]>;
+
 export interface Reply {
   status: number;
   headers: Record<string, string> | null;
@@ -157,7 +160,7 @@ export class Exchange implements BodyRead {
    */
   send(
     status: number,
-    headers: Record<string, string> | null,
+    headers: ResponseHeaders | null,
     contentType: string | null,
     body: string | Uint8Array | null,
     closeConnection = false,
@@ -221,12 +224,18 @@ export class Exchange implements BodyRead {
     });
   }
 
-  private writeHead(status: number, headers: Record<string, string> | null, contentType: string | null): void {
+  private writeHead(status: number, headers: ResponseHeaders | null, contentType: string | null): void {
     const res = this.res;
     res.writeStatus(statusLine(status));
     if (contentType !== null) res.writeHeader('content-type', contentType);
     res.writeHeader('x-request-id', this.requestId);
-    if (headers !== null) for (const name in headers) res.writeHeader(name, headers[name]!);
+    if (headers === null) return;
+    for (const name in headers) {
+      const value = headers[name]!;
+      // A header that cannot be folded into one line (Set-Cookie) is written once per value.
+      if (typeof value === 'string') res.writeHeader(name, value);
+      else for (const v of value) res.writeHeader(name, v);
+    }
   }
 
   private watch(): void {

@@ -126,7 +126,7 @@ export class McpEndpoint {
 
   private async serve(x: Exchange, head: McpRequestHead, body: Body | null): Promise<void> {
     const token = bearerToken(head.authorization);
-    const auth = await this.d.pipeline.authenticate(token);
+    const auth = await this.d.pipeline.authenticate(token, 'mcp');
     if (!auth.ok) return this.writeResult(x, auth.refusal);
     const caller = auth.caller;
     if (this.toolScopes.length > 0 && !caller.scopes.some((s) => this.toolScopes.includes(s))) {
@@ -355,6 +355,7 @@ export class McpEndpoint {
     const result = await this.d.pipeline
       .run({
         op: tool.op,
+        face: 'mcp',
         token: ctx.token,
         ...splitArguments(tool.op, params.arguments ?? {}),
         requestId: ctx.requestId,
