@@ -560,6 +560,71 @@ export const requirements = {
     behaviour:
       'A 200-claim artifact renders on several pages well under a second; the largest edition written to be slow renders in bounded time; longer input is refused.',
   },
+  'OAUTH-CODE-FLOW': {
+    source: 'docs/oauth.md: Requirements',
+    behaviour:
+      'Discovery, registration with an initial access token, code + PKCE approved after sign-in in Chromium, tokens on REST and MCP, refresh rotation and reuse detection (RFC 8414, 7591, OAuth 2.1 4.1, 7636, 9207, 9068).',
+  },
+  'OAUTH-EXCHANGE': {
+    source: 'docs/oauth.md: Requirements',
+    behaviour:
+      'Token exchange narrows scopes or moves the audience to the MCP endpoint with an act claim, and never widens either (RFC 8693, 8707).',
+  },
+  'OAUTH-DEVICE': {
+    source: 'docs/oauth.md: Requirements',
+    behaviour:
+      'The device grant answers authorization_pending and slow_down, then tokens once after approval on the verification page (RFC 8628 3.1-3.5).',
+  },
+  'OAUTH-ACCOUNT-PAGE': {
+    source: 'docs/oauth.md: Requirements',
+    behaviour:
+      'The account page lists grants and live tokens; revoking a grant there stops its access and refresh tokens.',
+  },
+  'OAUTH-REFUSE-AUTHORIZE': {
+    source: 'docs/oauth.md: Requirements',
+    behaviour:
+      'PKCE missing or plain, a bad response type, scope or resource are redirected with the error and state; an unknown client or redirect URI is shown on a page, never redirected (OAuth 2.1 4.1.2.1).',
+  },
+  'OAUTH-REFUSE-CODE': {
+    source: 'docs/oauth.md: Requirements',
+    behaviour:
+      'A wrong verifier, a second use of a code (revoking what the first issued), an expired code and a denial issue nothing (OAuth 2.1 4.1.3).',
+  },
+  'OAUTH-REFUSE-TOKEN': {
+    source: 'docs/oauth.md: Requirements',
+    behaviour:
+      'The token endpoint refuses an unknown client, an unknown grant type, missing parameters and non-form bodies with RFC 6749 5.2 errors.',
+  },
+  'OAUTH-REFUSE-REGISTER': {
+    source: 'docs/oauth.md: Requirements',
+    behaviour:
+      'Registration without or with a wrong or revoked initial access token, or with bad metadata, registers nothing (RFC 7591 3.2.2).',
+  },
+  'OAUTH-REFUSE-DECISION': {
+    source: 'docs/oauth.md: Requirements',
+    behaviour:
+      'A consent decision without its screen token, from another origin, with a forged CSRF token or by another person approves nothing.',
+  },
+  'OAUTH-SIGNIN': {
+    source: 'docs/oauth.md: Requirements',
+    behaviour:
+      'Sign-in answers the same for an unknown email and a wrong password, and attempts past the limit wait (429) even with the right password.',
+  },
+  'OAUTH-LIVE-PRINCIPAL': {
+    source: 'docs/oauth.md: Tokens on the agent API',
+    behaviour:
+      'OAuth tokens stand on the live side of the sandbox line both ways; a live purchase answers mandate_revoked until the person sets a mandate on the account page, then insufficient_credits, and holds nothing.',
+  },
+  'OAUTH-CONCURRENT-ROTATION': {
+    source: 'docs/oauth.md: Flows',
+    behaviour:
+      'More refresh rotations in flight than the oauth service has database connections, past a key reload, all complete; one refresh token presented twice at once yields one successor and revokes the family (OAuth 2.1 4.3.1).',
+  },
+  'OAUTH-REVOCATION-BOUND': {
+    source: 'docs/oauth.md: Requirements',
+    behaviour:
+      'A token or grant revoked at one gateway is refused by another gateway process within 1 s, and by a gateway started later.',
+  },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 
 export type RequirementId = keyof typeof requirements;

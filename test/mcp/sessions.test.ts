@@ -32,7 +32,11 @@ before(async () => {
     names: sys.names,
     nc: sys.nc,
     log: pino({ level: 'silent' }),
-    buckets: { mcpSessions: bucket, health: await kvm.open(sys.names.buckets.health) },
+    buckets: {
+      mcpSessions: bucket,
+      health: await kvm.open(sys.names.buckets.health),
+      revoked: await kvm.open(sys.names.buckets.revoked),
+    },
     nowMs: () => Date.now() + aheadMs,
   });
   await gateway.listen();

@@ -65,7 +65,14 @@ test('[SPINE-OPENAPI] /openapi.json passes an independent OpenAPI 3.1 validator'
   assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
   assert.equal(r.body.openapi, '3.1.0');
   assert.equal(r.body.info.version, '1.0.0');
-  assert.deepEqual(r.body.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  const { bearer, oauth2 } = r.body.components.securitySchemes;
+  assert.deepEqual([bearer.type, bearer.scheme, bearer.bearerFormat], ['http', 'bearer', 'JWT']);
+  // The OAuth scheme names this server's own endpoints and every scope it grants, as its metadata does.
+  const metadata = (await sys.call('GET', '/.well-known/oauth-authorization-server')).body;
+  const flow = oauth2.flows.authorizationCode;
+  assert.equal(flow.authorizationUrl, metadata.authorization_endpoint);
+  assert.equal(flow.tokenUrl, metadata.token_endpoint);
+  assert.deepEqual(Object.keys(flow.scopes).sort(), [...metadata.scopes_supported].sort());
 });
 
 test('[SPINE-OPENAPI] the document lists every available operation of the table, and only those', async () => {
@@ -75,10 +82,25 @@ test('[SPINE-OPENAPI] the document lists every available operation of the table,
     for (const [method, o] of Object.entries<any>(item)) listed.add(`${method.toUpperCase()} ${path} ${o.operationId}`);
   }
   const expected = new Set(operations.filter((op) => op.available).map((op) => `${op.method} ${op.path} ${op.id}`));
-  assert.deepEqual(listed, expected);
+  // Besides the table: the OAuth server's endpoints, each of the metadata's endpoints (with its method) once.
+  const oauthPaths = [...listed].filter((l) => !expected.has(l)).map((l) => l.split(' ').slice(0, 2).join(' '));
+  const metadata = (await sys.call('GET', '/.well-known/oauth-authorization-server')).body;
+  const endpoints = ['registration', 'token', 'revocation', 'device_authorization'].map(
+    (e) => `POST ${new URL(metadata[`${e}_endpoint`]).pathname}`,
+  );
+  assert.deepEqual(
+    oauthPaths.sort(),
+    [
+      ...endpoints,
+      `GET ${new URL(metadata.authorization_endpoint).pathname}`,
+      'POST /oauth/authorize/decision',
+      'GET /.well-known/oauth-authorization-server',
+      'GET /.well-known/oauth-protected-resource/mcp',
+    ].sort(),
+  );
   for (const op of operations.filter((o) => o.available && o.scope)) {
     const o = doc.paths[op.path][op.method.toLowerCase()];
-    assert.deepEqual(o.security, [{ bearer: [] }]);
+    assert.deepEqual(o.security, [{ bearer: [] }, { oauth2: [op.scope] }]);
     if (op.tool) assert.equal(o['x-mcp-tool'], op.tool);
     if (op.mutating)
       assert.ok(o.parameters.some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key' && p.required));

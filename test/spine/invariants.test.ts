@@ -26,7 +26,7 @@ let host: ActorHost;
 before(async () => {
   nc = await connectNats(natsUrl, 'assay-test-invariants');
   await ensureStreams(nc, names, 1);
-  const buckets = await openBuckets(nc, names, 1, { mcpSessionMaxAgeMs: 60_000 });
+  const buckets = await openBuckets(nc, names, 1, { mcpSessionMaxAgeMs: 60_000, revokedMaxAgeMs: 60_000 });
   const jsm = await jetstreamManager(nc);
   const principal = principalBehaviour({
     names,

@@ -1,0 +1,176 @@
+// The OAuth server from a client's side, for tests and benchmarks: oauth4webapi (a maintained, conforming client)
+// for the protocol, and a small cookie jar for the web forms a person fills in (over plain HTTP when the browser is
+// not the point of the test).
+import * as oauth from 'oauth4webapi';
+
+export { oauth };
+
+/** oauth4webapi refuses plain HTTP unless told; tests run on loopback. */
+export const insecure = { [oauth.allowInsecureRequests]: true } as const;
+
+export const allGrants = [
+  'authorization_code',
+  'refresh_token',
+  'urn:ietf:params:oauth:grant-type:device_code',
+  'urn:ietf:params:oauth:grant-type:token-exchange',
+];
+
+export async function discover(baseUrl: string): Promise<oauth.AuthorizationServer> {
+  const issuer = new URL(baseUrl);
+  return oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+  );
+}
+
+/** A browser's cookies and the CSRF token its forms carry, for the web pages over plain HTTP. */
+export class WebJar {
+  cookies = new Map<string, string>();
+
+  constructor(readonly baseUrl: string) {}
+
+  get csrf(): string {
+    return this.cookies.get('assay_csrf') ?? '';
+  }
+
+  header(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  private keep(res: Response): void {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq);
+      const value = pair!.slice(eq + 1);
+      if (/Max-Age=0/i.test(c)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  async get(path: string): Promise<Response> {
+    const res = await fetch(new URL(path, this.baseUrl), { headers: { cookie: this.header() }, redirect: 'manual' });
+    this.keep(res);
+    return res;
+  }
+
+  /** Post a form as a page of the site would (its CSRF token and Origin added). */
+  async post(path: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+    if (!this.cookies.has('assay_csrf')) await this.get('/signin');
+    const res = await fetch(new URL(path, this.baseUrl), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: this.header(),
+        origin: new URL(this.baseUrl).origin,
+        ...headers,
+      },
+      body: new URLSearchParams({ csrf: this.csrf, ...form }),
+    });
+    this.keep(res);
+    return res;
+  }
+}
+
+export async function signUp(
+  baseUrl: string,
+  email: string,
+  password = 'correct horse battery staple',
+): Promise<WebJar> {
+  const jar = new WebJar(baseUrl);
+  const res = await jar.post('/signup', { email, password, next: '/account' });
+  if (res.status !== 303 || !jar.cookies.has('assay_session')) {
+    throw new Error(`sign-up failed: ${res.status} ${await res.text()}`);
+  }
+  return jar;
+}
+
+/** The account page's "Issue an initial access token" button; the token is on the page once. */
+export async function issueInitialAccessToken(jar: WebJar): Promise<string> {
+  const res = await jar.post('/account/initial-access-tokens', {});
+  const token = /asyi_[A-Za-z0-9_-]{43}/.exec(await res.text())?.[0];
+  if (!token) throw new Error(`no initial access token on the account page (${res.status})`);
+  return token;
+}
+
+export async function registerClient(
+  as: oauth.AuthorizationServer,
+  initialAccessToken: string,
+  metadata: Partial<oauth.Client>,
+): Promise<oauth.Client> {
+  const res = await oauth.dynamicClientRegistrationRequest(as, metadata, { initialAccessToken, ...insecure });
+  return oauth.processDynamicClientRegistrationResponse(res);
+}
+
+export interface AuthorizationRequest {
+  url: URL;
+  verifier: string;
+  state: string;
+  redirectUri: string;
+}
+
+export async function authorizationRequest(
+  as: oauth.AuthorizationServer,
+  client: oauth.Client,
+  redirectUri: string,
+  extra: Record<string, string> = {},
+): Promise<AuthorizationRequest> {
+  const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
+  const url = new URL(as.authorization_endpoint!);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: redirectUri,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    ...extra,
+  }).toString();
+  return { url, verifier, state, redirectUri };
+}
+
+/** A signed-in person's approval on the consent screen, over HTTP: the redirect the browser would follow. */
+export async function approveOverHttp(jar: WebJar, request: AuthorizationRequest, decision = 'approve'): Promise<URL> {
+  const screen = await jar.get(`${request.url.pathname}${request.url.search}`);
+  const html = await screen.text();
+  const screenToken = /name="screen_token" value="([^"]+)"/.exec(html)?.[1];
+  if (!screenToken) throw new Error(`no consent screen (${screen.status}): ${html.slice(0, 300)}`);
+  const res = await jar.post('/oauth/authorize/decision', { screen_token: screenToken, decision });
+  const location = res.headers.get('location');
+  if (res.status !== 303 || !location) throw new Error(`the decision did not redirect (${res.status})`);
+  return new URL(location);
+}
+
+/** Exchange the code the redirect carried; throws oauth4webapi's errors for a refusal. */
+export async function redeemCode(
+  as: oauth.AuthorizationServer,
+  client: oauth.Client,
+  callback: URL,
+  request: AuthorizationRequest,
+  verifier = request.verifier,
+): Promise<oauth.TokenEndpointResponse> {
+  const params = oauth.validateAuthResponse(as, client, callback, request.state);
+  const res = await oauth.authorizationCodeGrantRequest(
+    as,
+    client,
+    oauth.None(),
+    params,
+    request.redirectUri,
+    verifier,
+    insecure,
+  );
+  return oauth.processAuthorizationCodeResponse(as, client, res);
+}
+
+/** The RFC 6749 error code of a refused token request, or null when it succeeded. */
+export async function tokenError(p: Promise<unknown>): Promise<string | null> {
+  try {
+    await p;
+    return null;
+  } catch (err) {
+    if (err instanceof oauth.ResponseBodyError) return err.error;
+    throw err;
+  }
+}
