@@ -78,6 +78,8 @@ async function consentCallback(action: () => Promise<unknown>): Promise<URL> {
   });
   await action();
   const url = await arrived;
+  // The route saw the request; wait until the page has landed there too, or the next navigation races it.
+  await page.waitForURL((u) => u.href.startsWith(redirectUri));
   await context.unroute(`${redirectUri}**`);
   return url;
 }
