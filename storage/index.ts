@@ -53,11 +53,10 @@ export {
 } from './nats.ts';
 export { ensureDatabase, jsonRows, migrate, openPool, type Sql } from './postgres.ts';
 export {
-  countRateWindow,
+  countThisMinute,
   ensurePrincipal,
   insertSandboxPrincipal,
   type NewSandboxPrincipal,
-  pruneRateWindows,
   subjectSandbox,
 } from './registry.ts';
 export {

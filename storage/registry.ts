@@ -17,20 +17,25 @@ export async function insertSandboxPrincipal(sql: Sql, p: NewSandboxPrincipal): 
   });
 }
 
+const windowMs = 60_000;
+
 /**
- * Count one hit in the fixed one-minute window of `bucket` and return the count including it. One statement, so
- * every gateway and service process shares the same window.
+ * Count one hit in the fixed one-minute window of `bucket`: the count including it, and how many seconds remain
+ * until the window ends (a refusal's Retry-After). One statement, so every process shares the same window; windows
+ * older than the previous minute decide nothing any more and are deleted, so the table does not grow.
  */
-export async function countRateWindow(sql: Sql, bucket: string, windowStart: Date): Promise<number> {
+export async function countThisMinute(
+  sql: Sql,
+  bucket: string,
+  nowMs: number,
+): Promise<{ count: number; retryAfterS: number }> {
+  const windowStart = new Date(nowMs - (nowMs % windowMs));
   const [row] = await sql<{ count: number }[]>`
     INSERT INTO rate_windows (bucket, window_start, count) VALUES (${bucket}, ${windowStart}, 1)
     ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_windows.count + 1
     RETURNING count`;
-  return row!.count;
-}
-
-export async function pruneRateWindows(sql: Sql, before: Date): Promise<void> {
-  await sql`DELETE FROM rate_windows WHERE window_start < ${before}`;
+  await sql`DELETE FROM rate_windows WHERE window_start < ${new Date(windowStart.getTime() - windowMs)}`;
+  return { count: row!.count, retryAfterS: Math.ceil((windowStart.getTime() + windowMs - nowMs) / 1000) };
 }
 
 /** Which side of the sandbox line a principal or agent is on; null when it does not exist. */

@@ -10,14 +10,14 @@ import {
 } from '../../contracts/index.ts';
 import {
   accountByEmail,
-  countRateWindow,
+  countThisMinute,
   endWebSession,
   insertAccount,
   insertWebSession,
   oauthStore,
   webSession,
 } from '../../storage/index.ts';
-import { minuteWindow, type OAuthDeps } from './deps.ts';
+import type { OAuthDeps } from './deps.ts';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.ts';
 import { newSecret, secretHash } from './secrets.ts';
 
@@ -39,9 +39,8 @@ export function accountHandlers(
 
   /** Count an attempt in each bucket; true when any is over the limit this minute. */
   const overLimit = async (...buckets: string[]) => {
-    const window = minuteWindow(d.clock.nowMs());
     let over = false;
-    for (const bucket of buckets) if ((await countRateWindow(sql, bucket, window)) > limit) over = true;
+    for (const bucket of buckets) if ((await countThisMinute(sql, bucket, d.clock.nowMs())).count > limit) over = true;
     return over;
   };
   const waitAMinute = () => errorReply('rate_limited', 'Too many attempts. Wait a minute and try again.', 60);

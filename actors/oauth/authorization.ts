@@ -10,8 +10,8 @@ import {
   okReply,
   type ServiceHandlers,
 } from '../../contracts/index.ts';
-import { countRateWindow, oauthStore } from '../../storage/index.ts';
-import { minuteWindow, type OAuthDeps } from './deps.ts';
+import { countThisMinute, oauthStore } from '../../storage/index.ts';
+import type { OAuthDeps } from './deps.ts';
 import {
   checkClientMetadata,
   codeVerifierPattern,
@@ -241,10 +241,10 @@ export function authorizationHandlers(
     },
 
     async 'oauth.deviceLookup'({ body }) {
-      const window = minuteWindow(d.clock.nowMs());
+      const nowMs = d.clock.nowMs();
       const tries = Math.max(
-        await countRateWindow(sql, `device:addr:${body.clientAddress}`, window),
-        await countRateWindow(sql, `device:principal:${body.principalId}`, window),
+        (await countThisMinute(sql, `device:addr:${body.clientAddress}`, nowMs)).count,
+        (await countThisMinute(sql, `device:principal:${body.principalId}`, nowMs)).count,
       );
       if (tries > d.config.signInAttemptsPerMinute) {
         return errorReply('rate_limited', 'Too many codes tried. Wait a minute and try again.', 60);

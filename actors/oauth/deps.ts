@@ -15,8 +15,3 @@ export interface OAuthDeps {
   revocations: RevocationList;
   log: Logger;
 }
-
-/** A fixed one-minute window per bucket, shared by every worker (storage: rate_windows). */
-export function minuteWindow(nowMs: number): Date {
-  return new Date(Math.floor(nowMs / 60_000) * 60_000);
-}

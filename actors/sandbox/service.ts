@@ -11,7 +11,7 @@ import {
   type SandboxAgentT,
   type ServiceHandlers,
 } from '../../contracts/index.ts';
-import { countRateWindow, insertSandboxPrincipal, pruneRateWindows, type Sql } from '../../storage/index.ts';
+import { countThisMinute, insertSandboxPrincipal, type Sql } from '../../storage/index.ts';
 import { ensureActiveKey, signAgentToken } from '../auth/keys.ts';
 import type { Clock, IdSource } from '../runtime/clock.ts';
 import { askInternal, internalRequest } from '../runtime/service.ts';
@@ -39,13 +39,12 @@ export function sandboxService(d: SandboxDeps): ServiceHandlers<'sandbox'> {
   return { registerSandboxAgent: register };
 
   async function register(req: RequestOf<'registerSandboxAgent'>) {
-    const nowMs = d.clock.nowMs();
-    const windowStart = new Date(nowMs - (nowMs % 60_000));
-    const count = await countRateWindow(d.sql, `sandbox:${req.clientAddress ?? 'unknown'}`, windowStart);
-    // Windows older than the previous minute decide nothing any more; keep the table from growing.
-    await pruneRateWindows(d.sql, new Date(windowStart.getTime() - 60_000));
+    const { count, retryAfterS } = await countThisMinute(
+      d.sql,
+      `sandbox:${req.clientAddress ?? 'unknown'}`,
+      d.clock.nowMs(),
+    );
     if (count > d.config.sandboxRegistrationsPerMinute) {
-      const retryAfterS = Math.ceil((windowStart.getTime() + 60_000 - nowMs) / 1000);
       return errorReply(
         'rate_limited',
         `at most ${d.config.sandboxRegistrationsPerMinute} sandbox registrations per minute per address`,
