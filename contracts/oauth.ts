@@ -102,8 +102,8 @@ export const oauthMessages = {
   account: { body: Type.Object({ principalId: S.Uuid() }), reply: AccountView },
   accountAction: {
     body: Type.Object({ principalId: S.Uuid(), action: AccountAction, id: Type.Optional(Type.String()) }),
+    // The words shown after an action are the account page's (gateway/web/page-routes.ts), not the service's.
     reply: Type.Object({
-      notice: Type.String(),
       newInitialAccessToken: Type.Optional(Type.Object({ token: Type.String(), expiresAt: Type.String() })),
     }),
   },

@@ -10,6 +10,7 @@ import {
 } from '../../contracts/index.ts';
 import {
   accountByEmail,
+  accountByPrincipal,
   countThisMinute,
   endWebSession,
   insertAccount,
@@ -104,14 +105,14 @@ export function accountHandlers(
     async 'oauth.account'({ body }) {
       const now = d.clock.nowIso();
       const [account, clients, grants, iats] = await Promise.all([
-        sql<{ email: string }[]>`SELECT email FROM accounts WHERE principal_id = ${body.principalId}`,
+        accountByPrincipal(sql, body.principalId),
         oauthStore.clientsOf(sql, body.principalId),
         oauthStore.grantsOf(sql, body.principalId, now),
         oauthStore.liveInitialAccessTokens(sql, body.principalId, now),
       ]);
-      if (!account[0]) return errorReply('not_found', 'no account');
+      if (!account) return errorReply('not_found', 'no account');
       return okReply(200, {
-        email: account[0].email,
+        email: account.email,
         clients: clients.map((c) => ({
           clientId: c.client_id,
           name: c.client_name,
@@ -151,19 +152,19 @@ export function accountHandlers(
             return gone();
           }
           await d.revocations.grants([id]);
-          return okReply(200, { notice: 'Access revoked: the agent’s tokens stop working now.' });
+          return okReply(200, {});
         }
         case 'revoke_token': {
           const expires = uuid ? await oauthStore.revokeAccessToken(sql, id, now, body.principalId) : null;
           if (!expires) return gone();
           await d.revocations.token(id, Math.ceil(expires.getTime() / 1000));
-          return okReply(200, { notice: 'Token revoked.' });
+          return okReply(200, {});
         }
         case 'revoke_client': {
           if (!uuid) return gone();
           const grants = await oauthStore.revokeClient(sql, body.principalId, id, now);
           await d.revocations.grants(grants);
-          return okReply(200, { notice: 'Client removed, and every access it held revoked.' });
+          return okReply(200, {});
         }
         case 'issue_initial_access_token': {
           const token = newSecret(credentialPrefixes.initialAccessToken);
@@ -175,14 +176,11 @@ export function accountHandlers(
             at: now,
             expiresAt,
           });
-          return okReply(200, {
-            notice: 'Initial access token issued. Copy it now: it is not shown again.',
-            newInitialAccessToken: { token: token.value, expiresAt },
-          });
+          return okReply(200, { newInitialAccessToken: { token: token.value, expiresAt } });
         }
         case 'revoke_initial_access_token': {
           if (!uuid || !(await oauthStore.revokeInitialAccessToken(sql, body.principalId, id, now))) return gone();
-          return okReply(200, { notice: 'Initial access token revoked.' });
+          return okReply(200, {});
         }
       }
     },

@@ -19,6 +19,7 @@ const notices: Record<string, string> = {
   revoke_client: 'Client removed, and every access it held revoked.',
   revoke_initial_access_token: 'Initial access token revoked.',
   mandate: 'Mandate saved. It binds every agent of yours from now on.',
+  issue_initial_access_token: 'Initial access token issued. Copy it now: it is not shown again.',
 };
 
 type Frame = { webUrl: string; signedInAs: string | null; csrf: string };
@@ -288,7 +289,7 @@ export function pageRoutes(_config: Config): WebRoute[] {
       if (!r.ok) throw new Error(`issuing an initial access token refused: ${r.reply.error.message}`);
       // Shown once, on this answer; never in a URL.
       return renderAccount(ctx, req, session, {
-        notice: r.body.notice,
+        notice: notices.issue_initial_access_token!,
         newInitialAccessToken: r.body.newInitialAccessToken ?? null,
       });
     }),
