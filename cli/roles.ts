@@ -41,6 +41,7 @@ import {
   names as namesOf,
   type Names,
   operations,
+  revokedRetentionMs,
 } from '../contracts/index.ts';
 import {
   Gateway,
@@ -129,7 +130,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
   await ensureStreams(nc, names, config.streamReplicas);
   const buckets = await openBuckets(nc, names, config.streamReplicas, {
     mcpSessionMaxAgeMs: mcpSessionBucketMaxAgeMs(config.mcpSessionIdleSeconds * 1000),
-    revokedMaxAgeMs: (config.oauthAccessTokenSeconds + 60) * 1000,
+    revokedMaxAgeMs: revokedRetentionMs(config.oauthAccessTokenSeconds),
   });
   const needsSql = roles.includes('workers');
   const sql = needsSql ? await openDatabase(config) : null;
@@ -325,7 +326,7 @@ export function wireGateway(o: {
   const { config, names, log } = o;
   const nowMs = o.nowMs ?? Date.now;
   const bus = new GatewayBus(o.nc, config.requestTimeoutMs, log);
-  const revoked = new RevokedSet(o.buckets.revoked, log, nowMs, (config.oauthAccessTokenSeconds + 60) * 1000);
+  const revoked = new RevokedSet(o.buckets.revoked, log, nowMs, revokedRetentionMs(config.oauthAccessTokenSeconds));
   const verifier = new TokenVerifier({
     issuer: config.baseUrl,
     nowMs,

@@ -69,7 +69,7 @@ export function names(namespace: string) {
       mcpSessions: `${ns}_mcp_sessions`,
       /** Operational alerts (contracts/health.ts), watched by every gateway for /healthz. */
       health: `${ns}_health`,
-      /** Revoked OAuth grants and access tokens (`grant.<id>`, `token.<jti>`), watched by every gateway. */
+      /** Revoked OAuth grants and access tokens (keys: revokedKeys in oauth.ts), watched by every gateway. */
       revoked: `${ns}_revoked`,
     },
     consumers: {

@@ -87,6 +87,8 @@ export {
   oauthMessages,
   oauthResources,
   passwordMinLength,
+  revokedKeys,
+  revokedRetentionMs,
   scopeWords,
 } from './oauth.ts';
 export { isUuid, pageLimits } from './schemas.ts';

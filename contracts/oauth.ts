@@ -15,6 +15,28 @@ export const credentialPrefixes = {
   apiKey: 'asyk_',
 } as const;
 
+/**
+ * Keys of the `<ns>_revoked` bucket: a revoked grant (every token issued under it) or one revoked access token (its
+ * value is the token's `exp`). The oauth service writes them; every gateway watches them.
+ */
+export const revokedKeys = {
+  grant: (grantId: string) => `grant.${grantId}`,
+  token: (jti: string) => `token.${jti}`,
+  parse(key: string): { kind: 'grant' | 'token'; id: string } | null {
+    const dot = key.indexOf('.');
+    const kind = key.slice(0, dot);
+    return kind === 'grant' || kind === 'token' ? { kind, id: key.slice(dot + 1) } : null;
+  },
+};
+
+/**
+ * How long a revocation is remembered (the bucket's max age, and a gateway's memory of revoked grants): past every
+ * access token it could stop, with a minute's margin for clock skew between processes.
+ */
+export function revokedRetentionMs(accessTokenSeconds: number): number {
+  return (accessTokenSeconds + 60) * 1000;
+}
+
 /** Shortest password accepted at sign-up. */
 export const passwordMinLength = 10;
 

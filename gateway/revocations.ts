@@ -5,6 +5,7 @@
 // (revocations are never taken back).
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { Logger } from 'pino';
+import { revokedKeys } from '../contracts/index.ts';
 
 const rewatchAfterMs = 1000;
 
@@ -89,7 +90,8 @@ export class RevokedSet {
 
   private apply(e: KvWatchEntry): void {
     if (e.operation !== 'PUT') return;
-    if (e.key.startsWith('grant.')) this.grants.set(e.key.slice('grant.'.length), e.created.getTime());
-    else if (e.key.startsWith('token.')) this.tokens.set(e.key.slice('token.'.length), Number(e.string()));
+    const key = revokedKeys.parse(e.key);
+    if (key?.kind === 'grant') this.grants.set(key.id, e.created.getTime());
+    else if (key?.kind === 'token') this.tokens.set(key.id, Number(e.string()));
   }
 }

@@ -18,8 +18,8 @@ export interface TokenVerifierOptions {
   issuer: string;
   fetchJwks: () => Promise<JSONWebKeySet>;
   nowMs: () => number;
-  /** Revoked OAuth grants and tokens; without it OAuth tokens are not accepted. */
-  revoked?: RevokedSet;
+  /** Revoked OAuth grants and tokens, checked on every call with an OAuth token. */
+  revoked: RevokedSet;
   cacheMax?: number;
   /** Told why a fetch of the key set failed (callers only learn that keys are not available). */
   onFetchError?: (err: unknown) => void;
@@ -70,9 +70,8 @@ export class TokenVerifier {
     }
     if (!v.faces[face]) return null;
     if (v.revocable) {
-      const revoked = this.o.revoked;
-      if (!revoked?.ready) throw new Error('revocations are not loaded yet');
-      if (revoked.isRevoked(v.revocable.grantId, v.revocable.jti)) return null;
+      if (!this.o.revoked.ready) throw new Error('revocations are not loaded yet');
+      if (this.o.revoked.isRevoked(v.revocable.grantId, v.revocable.jti)) return null;
     }
     return v.caller;
   }

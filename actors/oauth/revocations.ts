@@ -1,17 +1,18 @@
 // Revocations every gateway must learn of: a grant (all its tokens) or one access token, written to the
 // `<ns>_revoked` KV bucket before the revoking call answers. Gateways watch the bucket (gateway/revocations.ts).
-// Entries outlive every token they could stop: the bucket's max age is the access-token lifetime plus a margin.
+// Entries outlive every token they could stop: the bucket's max age is revokedRetentionMs (contracts/oauth.ts).
 import type { KV } from '@nats-io/kv';
+import { revokedKeys } from '../../contracts/index.ts';
 
 export class RevocationList {
   constructor(private readonly kv: KV) {}
 
   async grants(ids: readonly string[]): Promise<void> {
-    for (const id of ids) await this.kv.put(`grant.${id}`, '1');
+    for (const id of ids) await this.kv.put(revokedKeys.grant(id), '1');
   }
 
   /** One access token, until it expires (`exp`, seconds since the epoch). */
   async token(jti: string, exp: number): Promise<void> {
-    await this.kv.put(`token.${jti}`, String(exp));
+    await this.kv.put(revokedKeys.token(jti), String(exp));
   }
 }

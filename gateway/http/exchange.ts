@@ -17,10 +17,10 @@ export type TransportRefusal =
   /** A body read as text whose bytes are not UTF-8. */
   | { kind: 'body_not_utf8' };
 
-/** A complete response. */
 /** Response headers; a list is written as one header line per value (Set-Cookie). */
 export type ResponseHeaders = Record<string, string | readonly string[]>;
 
+/** A complete response. */
 export interface Reply {
   status: number;
   headers: Record<string, string> | null;

@@ -1,5 +1,6 @@
 // The web face's request and response: what a handler reads (copied from uWS before any await), and what it answers
 // (an HTML page with the security headers every page carries, a redirect, or a JSON body of the OAuth protocol).
+import type { ResponseHeaders } from '../http/exchange.ts';
 import { pageContentSecurityPolicy } from './pages.ts';
 
 export interface WebRequest {
@@ -22,7 +23,7 @@ export interface WebRequest {
 
 export interface WebResponse {
   status: number;
-  headers: Record<string, string | string[]>;
+  headers: ResponseHeaders;
   contentType: string | null;
   body: string | null;
 }
