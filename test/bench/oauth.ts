@@ -8,18 +8,7 @@
 import { parseArgs } from 'node:util';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { systemEnv } from '../support/env.ts';
-import {
-  allGrants,
-  approveOverHttp,
-  authorizationRequest,
-  discover,
-  insecure,
-  issueInitialAccessToken,
-  oauth,
-  redeemCode,
-  registerClient,
-  signUp,
-} from '../support/oauth.ts';
+import { accountWithClient, approvedTokens, discover, insecure, oauth } from '../support/oauth.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import { dropEnv } from '../support/system.ts';
 import { ensureWrk, registerAgents, usageByGroup, usagePerUnit, type WrkResult, wrk } from './support.ts';
@@ -62,17 +51,9 @@ try {
   const named = Object.fromEntries(['actors', 'workers', 'gateway'].map((r, i) => [r, procs[i]!.child.pid!]));
 
   const as = await discover(baseUrl);
-  const jar = await signUp(baseUrl, 'bench@example.com');
-  const redirectUri = 'http://127.0.0.1:9/callback';
-  const client = await registerClient(as, await issueInitialAccessToken(jar), {
-    redirect_uris: [redirectUri],
-    grant_types: allGrants,
-  });
+  const { jar, client } = await accountWithClient(as, baseUrl, 'bench@example.com');
   const grants: oauth.TokenEndpointResponse[] = [];
-  for (let i = 0; i < grantCount; i++) {
-    const request = await authorizationRequest(as, client, redirectUri);
-    grants.push(await redeemCode(as, client, await approveOverHttp(jar, request), request));
-  }
+  for (let i = 0; i < grantCount; i++) grants.push(await approvedTokens(as, jar, client));
   console.log(`oauth: ${grantCount} grants of one client; ${connections} wrk connections; ${seconds} s per row`);
 
   // Refresh grants: every grant refreshes in a loop (rotation is sequential per grant), all grants at once.

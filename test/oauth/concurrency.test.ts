@@ -3,25 +3,13 @@
 // token presented twice at the same moment yields exactly one successor and revokes the family.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import {
-  allGrants,
-  approveOverHttp,
-  authorizationRequest,
-  discover,
-  issueInitialAccessToken,
-  type oauth,
-  redeemCode,
-  registerClient,
-  signUp,
-  type WebJar,
-} from '../support/oauth.ts';
+import { accountWithClient, approvedTokens, discover, type oauth, type WebJar } from '../support/oauth.ts';
 import { startSystem, type TestSystem } from '../support/system.ts';
 
 let sys: TestSystem;
 let as: oauth.AuthorizationServer;
 let jar: WebJar;
 let client: oauth.Client;
-const redirectUri = 'http://127.0.0.1:9/callback';
 /** Above the service's pool of 10 connections (storage/postgres.ts). */
 const chains = 24;
 /** Past the service's key reload interval (actors/oauth/tokens.ts, 5 s). */
@@ -30,20 +18,13 @@ const runMs = 6500;
 before(async () => {
   sys = await startSystem({ ASSAY_SANDBOX_CORPUS_ARTIFACTS: '0' });
   as = await discover(sys.baseUrl);
-  jar = await signUp(sys.baseUrl, 'load@example.com');
-  client = await registerClient(as, await issueInitialAccessToken(jar), {
-    redirect_uris: [redirectUri],
-    grant_types: allGrants,
-  });
+  ({ jar, client } = await accountWithClient(as, sys.baseUrl, 'load@example.com'));
 });
 after(async () => {
   await sys.stop();
 });
 
-async function newGrant(): Promise<oauth.TokenEndpointResponse> {
-  const request = await authorizationRequest(as, client, redirectUri);
-  return redeemCode(as, client, await approveOverHttp(jar, request), request);
-}
+const newGrant = () => approvedTokens(as, jar, client);
 
 /** One refresh over plain HTTP; a request that hangs fails the test instead of the run. */
 async function refresh(token: string): Promise<{ status: number; body: Record<string, string> }> {

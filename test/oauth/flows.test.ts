@@ -9,10 +9,12 @@ import { launchBrowser, loopbackContext, screenshot } from '../support/browser.t
 import { isTypedError } from '../support/http.ts';
 import { connectMcp } from '../support/mcp.ts';
 import {
+  accessTokenClaims,
   allGrants,
   authorizationRequest,
   discover,
   insecure,
+  loopbackRedirectUri,
   oauth,
   redeemCode,
   registerClient,
@@ -28,7 +30,7 @@ let page: Page;
 const email = 'ada@example.com';
 const password = 'correct horse battery staple';
 /** The client's loopback redirect URI; the browser's request to it is intercepted (no listener needed). */
-const redirectUri = 'http://127.0.0.1:9/callback';
+const redirectUri = loopbackRedirectUri;
 let client: oauth.Client;
 
 before(async () => {
@@ -127,7 +129,7 @@ test('[OAUTH-CODE-FLOW] sign-up, an initial access token, registration, then cod
   assert.match(tokens.refresh_token ?? '', /^asyr_/);
   assert.equal(tokens.scope, 'read:artifact purchase');
   assert.equal(tokens.token_type, 'bearer');
-  const claims = JSON.parse(Buffer.from(tokens.access_token.slice(5).split('.')[1]!, 'base64url').toString());
+  const claims = accessTokenClaims(tokens.access_token);
   assert.equal(claims.aud, sys.baseUrl);
   assert.equal(claims.client_id, client.client_id);
   assert.equal(claims.agent_id, client.client_id, 'the client is the agent of the tokens');
@@ -185,7 +187,7 @@ test('[OAUTH-EXCHANGE] token exchange narrows scopes or moves the audience to MC
   const narrow = await exchange({ subject_token: full.access_token, scope: 'read:artifact' });
   assert.equal(narrow.scope, 'read:artifact');
   assert.equal(narrow.refresh_token, undefined);
-  const claims = JSON.parse(Buffer.from(narrow.access_token.slice(5).split('.')[1]!, 'base64url').toString());
+  const claims = accessTokenClaims(narrow.access_token);
   assert.deepEqual(claims.act, { sub: client.client_id });
   assert.equal((await sys.call('GET', '/v1/search', { token: narrow.access_token })).status, 200);
   const orders = await sys.call('GET', '/v1/orders', { token: narrow.access_token });
@@ -259,7 +261,7 @@ test('[OAUTH-ACCOUNT-PAGE] the account page lists grants and live tokens, and it
   assert.equal((await sys.call('GET', '/v1/search', { token: tokens.access_token })).status, 200);
   await page.goto(`${sys.baseUrl}/account`);
   await screenshot(page, 'oauth-account');
-  const claims = JSON.parse(Buffer.from(tokens.access_token.slice(5).split('.')[1]!, 'base64url').toString());
+  const claims = accessTokenClaims(tokens.access_token);
   const form = page.locator(`form[action$="/account/grants/${claims.gid}/revoke"]`);
   await form.getByRole('button').click();
   await page.waitForURL(/\/account\?done=revoke_grant/);

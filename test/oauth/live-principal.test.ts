@@ -6,23 +6,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { registerSeller, verifiedListing } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
-import {
-  allGrants,
-  approveOverHttp,
-  authorizationRequest,
-  discover,
-  issueInitialAccessToken,
-  type oauth,
-  redeemCode,
-  registerClient,
-  signUp,
-  type WebJar,
-} from '../support/oauth.ts';
+import { accountWithClient, approvedTokens, discover, type oauth, type WebJar } from '../support/oauth.ts';
 import { startSystem, type TestSystem } from '../support/system.ts';
 
 let sys: TestSystem;
 let as: oauth.AuthorizationServer;
-const redirectUri = 'http://127.0.0.1:9/callback';
 
 before(async () => {
   sys = await startSystem({ ASSAY_SANDBOX_CORPUS_ARTIFACTS: '0' });
@@ -34,14 +22,8 @@ after(async () => {
 
 /** A person with an account, one registered agent, and that agent's access token for `scope`. */
 async function liveAgent(email: string, scope: string): Promise<{ jar: WebJar; token: string }> {
-  const jar = await signUp(sys.baseUrl, email);
-  const client = await registerClient(as, await issueInitialAccessToken(jar), {
-    redirect_uris: [redirectUri],
-    grant_types: allGrants,
-  });
-  const request = await authorizationRequest(as, client, redirectUri, { scope });
-  const tokens = await redeemCode(as, client, await approveOverHttp(jar, request), request);
-  return { jar, token: tokens.access_token };
+  const { jar, client } = await accountWithClient(as, sys.baseUrl, email);
+  return { jar, token: (await approvedTokens(as, jar, client, { scope })).access_token };
 }
 
 const buy = (token: string, listingId: string, key: string) =>

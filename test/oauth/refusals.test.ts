@@ -6,12 +6,14 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  allGrants,
+  accountWithClient,
+  approvedTokens,
   approveOverHttp,
   authorizationRequest,
   discover,
   insecure,
   issueInitialAccessToken,
+  loopbackRedirectUri,
   oauth,
   redeemCode,
   registerClient,
@@ -25,17 +27,12 @@ let sys: TestSystem;
 let as: oauth.AuthorizationServer;
 let jar: WebJar;
 let client: oauth.Client;
-const redirectUri = 'http://127.0.0.1:9/callback';
+const redirectUri = loopbackRedirectUri;
 
 before(async () => {
   sys = await startSystem({ ASSAY_SIGNIN_ATTEMPTS_PER_MINUTE: '5' });
   as = await discover(sys.baseUrl);
-  jar = await signUp(sys.baseUrl, 'grace@example.com');
-  client = await registerClient(as, await issueInitialAccessToken(jar), {
-    client_name: 'Refused',
-    redirect_uris: [redirectUri],
-    grant_types: allGrants,
-  });
+  ({ jar, client } = await accountWithClient(as, sys.baseUrl, 'grace@example.com', { client_name: 'Refused' }));
 });
 after(async () => {
   await sys.stop();
@@ -275,8 +272,7 @@ test("[OAUTH-EXCHANGE] a revoked access token cannot be exchanged, and the actin
         )
         .then((res) => oauth.processGenericTokenEndpointResponse(as, by, res)),
     );
-  const request = await authorizationRequest(as, client, redirectUri);
-  const full = await redeemCode(as, client, await approveOverHttp(jar, request), request);
+  const full = await approvedTokens(as, jar, client);
 
   // A client of the same person that registered only read:artifact acts with at most that.
   const reader = await registerClient(as, await issueInitialAccessToken(jar), {

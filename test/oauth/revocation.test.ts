@@ -6,16 +6,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import { freePort } from '../support/env.ts';
 import {
-  allGrants,
-  approveOverHttp,
-  authorizationRequest,
+  accessTokenClaims,
+  accountWithClient,
+  approvedTokens,
   discover,
   insecure,
-  issueInitialAccessToken,
   oauth,
-  redeemCode,
-  registerClient,
-  signUp,
   type WebJar,
 } from '../support/oauth.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
@@ -30,7 +26,6 @@ let secondUrl: string;
 let as: oauth.AuthorizationServer;
 let jar: WebJar;
 let client: oauth.Client;
-const redirectUri = 'http://127.0.0.1:9/callback';
 
 async function startSecondGateway() {
   const port = await freePort();
@@ -43,11 +38,7 @@ before(async () => {
   sys = await startSystem();
   await startSecondGateway();
   as = await discover(sys.baseUrl);
-  jar = await signUp(sys.baseUrl, 'lin@example.com');
-  client = await registerClient(as, await issueInitialAccessToken(jar), {
-    redirect_uris: [redirectUri],
-    grant_types: allGrants,
-  });
+  ({ jar, client } = await accountWithClient(as, sys.baseUrl, 'lin@example.com'));
 });
 after(async () => {
   second?.child.kill('SIGTERM');
@@ -55,10 +46,7 @@ after(async () => {
   await sys.stop();
 });
 
-async function newTokens() {
-  const request = await authorizationRequest(as, client, redirectUri);
-  return redeemCode(as, client, await approveOverHttp(jar, request), request);
-}
+const newTokens = () => approvedTokens(as, jar, client);
 
 const balanceAt = (baseUrl: string, token: string) =>
   fetch(`${baseUrl}/v1/balance`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
@@ -87,7 +75,7 @@ test('[OAUTH-REVOCATION-BOUND] a token revoked at one gateway is refused by anot
   // A grant revoked on the account page: its access token (cached at the second gateway) and its refresh token.
   const b = await newTokens();
   assert.equal(await balanceAt(secondUrl, b.access_token), 200);
-  const claims = JSON.parse(Buffer.from(b.access_token.slice(5).split('.')[1]!, 'base64url').toString());
+  const claims = accessTokenClaims(b.access_token);
   t0 = performance.now();
   const res = await jar.post(`/account/grants/${claims.gid}/revoke`, {});
   assert.equal(res.status, 303);

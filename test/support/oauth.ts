@@ -73,6 +73,14 @@ export class WebJar {
   }
 }
 
+/** A loopback redirect URI nothing listens on: tests read where the server redirects, and never follow it. */
+export const loopbackRedirectUri = 'http://127.0.0.1:9/callback';
+
+/** The claims of an access token (`asyo_` + JWT), decoded but not verified: for a test to inspect. */
+export function accessTokenClaims(token: string): Record<string, any> {
+  return JSON.parse(Buffer.from(token.slice('asyo_'.length).split('.')[1]!, 'base64url').toString());
+}
+
 export async function signUp(
   baseUrl: string,
   email: string,
@@ -173,4 +181,34 @@ export async function tokenError(p: Promise<unknown>): Promise<string | null> {
     if (err instanceof oauth.ResponseBodyError) return err.error;
     throw err;
   }
+}
+
+/**
+ * A person who signed up, with one client registered with an initial access token from the account page: every
+ * grant type and the loopback redirect URI unless `metadata` says otherwise.
+ */
+export async function accountWithClient(
+  as: oauth.AuthorizationServer,
+  baseUrl: string,
+  email: string,
+  metadata: Partial<oauth.Client> = {},
+): Promise<{ jar: WebJar; client: oauth.Client }> {
+  const jar = await signUp(baseUrl, email);
+  const client = await registerClient(as, await issueInitialAccessToken(jar), {
+    redirect_uris: [loopbackRedirectUri],
+    grant_types: allGrants,
+    ...metadata,
+  });
+  return { jar, client };
+}
+
+/** Tokens for `client` once its person approves the request on the consent screen (over HTTP). */
+export async function approvedTokens(
+  as: oauth.AuthorizationServer,
+  jar: WebJar,
+  client: oauth.Client,
+  extra: Record<string, string> = {},
+): Promise<oauth.TokenEndpointResponse> {
+  const request = await authorizationRequest(as, client, loopbackRedirectUri, extra);
+  return redeemCode(as, client, await approveOverHttp(jar, request), request);
 }
