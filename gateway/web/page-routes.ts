@@ -7,7 +7,15 @@ import type { WebContext, WebRoute } from './face.ts';
 import { page, parseForm, redirect, safeNext, type WebRequest, type WebResponse } from './http.ts';
 import { scopeList } from './oauth-routes.ts';
 import { accountPage, deviceConfirmPage, deviceEntryPage, messagePage, signInPage, signUpPage } from './pages.ts';
-import { csrfOf, formIsOurs, sessionClearCookie, sessionOf, sessionSetCookie, type WebSession } from './session.ts';
+import {
+  csrfOf,
+  formIsOurs,
+  sessionClearCookie,
+  sessionCookie,
+  sessionOf,
+  sessionSetCookie,
+  type WebSession,
+} from './session.ts';
 
 const createMandate = operations.find((o) => o.id === 'createMandate')!;
 const getMandates = operations.find((o) => o.id === 'getMandates')!;
@@ -249,7 +257,7 @@ export function pageRoutes(_config: Config): WebRoute[] {
       body: 'text',
       async handle(ctx, req) {
         const { form } = parseForm(req.body);
-        const token = req.cookies.assay_session;
+        const token = req.cookies[sessionCookie];
         if (!formIsOurs(ctx.config, req, form)) return refusedForm(ctx, req, null);
         if (token) await ctx.oauth('signOut', { sessionToken: token }, req.requestId);
         return redirect(`${ctx.config.webUrl}/signin`, [sessionClearCookie(ctx.config)]);
