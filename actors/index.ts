@@ -3,7 +3,7 @@ export { authService } from './auth/service.ts';
 export { ensureActiveKey, publicJwks, rotateKey, signAgentToken, type TokenRequest } from './auth/keys.ts';
 export { deliveryService } from './delivery/service.ts';
 export { oauthService } from './oauth/service.ts';
-export { eventOf } from './ledger/events.ts';
+export { eventRows, eventsOf } from './ledger/events.ts';
 export { principalFactRows, principalFactsOf } from './ledger/projection.ts';
 export { ledgerService } from './ledger/service.ts';
 export { principalBehaviour } from './principal/principal.ts';
@@ -22,6 +22,7 @@ export { trustHalfLifeDays, trustScore, weightAtEpoch } from './catalog/trust.ts
 export { listingBehaviour } from './listing/listing.ts';
 export { runOutboxRelay } from './outbox/relay.ts';
 export { runSettlementSweeper } from './settlement/worker.ts';
+export { runDueCycles, runSubscriptionScheduler, type SchedulerDeps } from './subscriptions/scheduler.ts';
 
 export { corpusArtifact, corpusErrata, corpusSellers, loadSandboxCorpus } from './sandbox/corpus.ts';
 export { currentJudgeVersion, judgeModel, judgePromptHash, judgeVersions } from './verification/judge.ts';

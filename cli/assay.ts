@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import {
   ensureActiveKey,
+  eventsOf,
   principalFactsOf,
   randomIds,
   rotateKey,
@@ -27,8 +28,8 @@ server roles (configuration from the environment; see README):
 
 operator commands:
   rebuild-projections   drop the PostgreSQL projections (ledger entries, orders, payouts, trust sums from
-                        settlements, the idempotency index, listings) and rebuild them by replaying the streams;
-                        parked facts are tried again
+                        settlements, the idempotency index, the events store, listings) and rebuild them by
+                        replaying the streams; parked facts are tried again
   parked-facts          list the facts a projection could not write and set aside, with their errors
   mint-token --principal <uuid> --agent <uuid> [--scopes "a b"] [--live] [--ttl <seconds>]
                         sign an agent token with the service's key (operator use and tests)
@@ -82,6 +83,8 @@ async function main(argv: string[]): Promise<number> {
       console.log(
         `ledger entries, orders, payouts, trust sums and the idempotency index rebuilt up to LEDGER sequence ${facts}`,
       );
+      const events = await rebuildProjection(nc, sql, eventsOf(names), o);
+      console.log(`the events store rebuilt up to LEDGER sequence ${events}`);
       const listings = await rebuildProjection(nc, sql, listingProjection(names), o);
       console.log(`listings rebuilt up to LISTINGS sequence ${listings}`);
       await nc.drain();

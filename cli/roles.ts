@@ -16,6 +16,7 @@ import {
   loadSandboxCorpus,
   runOutboxRelay,
   runSettlementSweeper,
+  runSubscriptionScheduler,
   runVerifier,
   ensureActiveKey,
   IdempotencyIndexClient,
@@ -23,6 +24,7 @@ import {
   judgesFromConfig,
   PgVerdictCache,
   ledgerService,
+  eventsOf,
   principalFactsOf,
   principalBehaviour,
   QuoteCache,
@@ -31,6 +33,7 @@ import {
   serveService,
   startSingleton,
   systemClock,
+  type Clock,
 } from '../actors/index.ts';
 import {
   assertOperationTable,
@@ -122,8 +125,19 @@ export function makeLogger(config: Config): Logger {
   return pino({ level: config.logLevel, base: { ns: config.namespace } });
 }
 
+/** What a test may put in place of the real thing. */
+export interface RoleOptions {
+  /** The clock of the principal actors and the subscription scheduler, so tests move billing time. */
+  clock?: Clock;
+}
+
 /** Start the given roles in this process. Resolves once every role serves. */
-export async function startRoles(config: Config, roles: Role[], log: Logger = makeLogger(config)): Promise<Running> {
+export async function startRoles(
+  config: Config,
+  roles: Role[],
+  log: Logger = makeLogger(config),
+  options: RoleOptions = {},
+): Promise<Running> {
   assertOperationTable();
   const names = namesOf(config.namespace);
   const nc = await openNats(config, `assay-${roles.join('+')}`);
@@ -196,6 +210,8 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       await singleton('principal_facts_projector', (signal) =>
         runProjection(nc, sql, principalFactsOf(names, config), projector, signal),
       ),
+      // The events store is its own projection of the same stream, off the purchase path: it lags, never slows it.
+      await singleton('events_projector', (signal) => runProjection(nc, sql, eventsOf(names), projector, signal)),
       await singleton('settlement_sweeper', (signal) => runSettlementSweeper(settlementDeps, signal)),
     ];
     // Every worker verifies: the VERIFY work queue hands each edition to one of them.
@@ -206,6 +222,21 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       config.verifierConcurrency,
     );
     // In the background: a large corpus takes a while, and the workers already serve meanwhile.
+    // Every worker schedules subscription cycles: claims split the due ones between them (scheduler.ts).
+    const scheduling = new AbortController();
+    const scheduler = runSubscriptionScheduler(
+      {
+        nc,
+        sql,
+        names,
+        clock: options.clock ?? systemClock,
+        log,
+        pollMs: config.subscriptionPollMs,
+        claimSeconds: config.subscriptionClaimSeconds,
+        timeoutMs: config.requestTimeoutMs,
+      },
+      scheduling.signal,
+    );
     const corpusLoading = new AbortController();
     const corpus = loadSandboxCorpus(
       { nc, sql, names, log, nowIso: systemClock.nowIso },
@@ -218,13 +249,17 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       corpusLoading.abort();
       await corpus;
 
+      scheduling.abort();
+      await scheduler;
       verifying.abort();
       await verifier;
       await judges.close();
 
       for (const job of jobs) await job.stop();
     });
-    log.info('workers serving (auth, sandbox, ledger, catalog, delivery, oauth, verifier, projectors, outbox relay)');
+    log.info(
+      'workers serving (auth, sandbox, ledger, catalog, delivery, oauth, verifier, subscription scheduler, projectors, outbox relay)',
+    );
   }
 
   if (roles.includes('actors')) {
@@ -249,7 +284,7 @@ export async function startRoles(config: Config, roles: Role[], log: Logger = ma
       behaviours: [
         principalBehaviour({
           names,
-          clock: systemClock,
+          clock: options.clock ?? systemClock,
           ids: randomIds,
           idempotencyRetentionMs: idempotencyRetentionMs(config),
           hotKeysMax: config.idempotencyHotKeys,

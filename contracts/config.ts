@@ -234,6 +234,18 @@ export const configKeys = {
     int(100, 3_600_000),
     'After repeated failures of the judge endpoint, how long the model judge stops calling it before one probe.',
   ),
+  subscriptionPollMs: key(
+    'ASSAY_SUBSCRIPTION_POLL_MS',
+    1000,
+    int(10, 60_000),
+    "How often each worker's subscription scheduler looks for due cycles (it keeps going without a pause while a pass finds a full batch).",
+  ),
+  subscriptionClaimSeconds: key(
+    'ASSAY_SUBSCRIPTION_CLAIM_SECONDS',
+    30,
+    int(1, 3600),
+    'How long a scheduler holds its claim on a due cycle; a cycle whose scheduler died is claimed again after this.',
+  ),
   reportWaitSeconds: key(
     'ASSAY_REPORT_WAIT_SECONDS',
     86_400,

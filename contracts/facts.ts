@@ -1,7 +1,7 @@
 // Facts: the durable records actors append to JetStream. A fact is never changed once written; state, projections
 // and events are derived from them. Every fact carries a stable id (the id of its ledger entry or event) and its
 // time. Appends carry no JetStream message id: the expected last subject sequence makes them exactly-once.
-import type { ListingState, MandateRecord } from './internal.ts';
+import type { ListingState, MandateRecord, SubscriptionRecord } from './internal.ts';
 
 /**
  * The Idempotency-Key of the command that produced a fact, with the hash of its request and, unless the fact alone
@@ -72,6 +72,11 @@ export interface EscrowHeldFact extends FactBase {
   /** `<listingId>@<listing stream sequence>`: the listing state the price was taken from. */
   priceSnapshotId: string;
   subscriptionId: string | null;
+  /**
+   * A subscription cycle's purchase carries the subscription as it stands after the cycle (cycle number, next cycle,
+   * failures reset): the bill and the subscription's advance are one fact. Absent on ordinary purchases.
+   */
+  subscription?: SubscriptionRecord;
 }
 
 interface SettlementFields {
@@ -82,6 +87,8 @@ interface SettlementFields {
   sellerPrincipalId: string;
   agentId: string;
   floor: number;
+  /** The subscription a cycle order belongs to; absent on facts written before subscriptions, null otherwise. */
+  subscriptionId?: string | null;
 }
 
 /** The edition's report met the floor: the held price is spent and accrues to the seller's payouts. */
@@ -102,6 +109,19 @@ export type EscrowRefundedFact = FactBase &
     | { reason: 'no_report'; reportDigest: null; meanEntailment: null; waitedSeconds: number }
   );
 
+/**
+ * A subscription changed without money moving: subscribed, resumed, a cycle that failed (and perhaps paused it), or
+ * canceled. The fact carries the whole subscription as it stands after the change, so its projection is an upsert
+ * of the record and the fold a replacement.
+ */
+export interface SubscriptionChangedFact extends FactBase {
+  type: 'subscription_changed';
+  change: 'subscribed' | 'resumed' | 'cycle_failed' | 'canceled';
+  /** The state before the change; null for a new subscription. */
+  previousState: SubscriptionRecord['state'] | null;
+  subscription: SubscriptionRecord;
+}
+
 /** Facts on a principal's ledger subject (`<ns>.ledger.<principalId>`). */
 export type LedgerFact =
   | CreditedFact
@@ -110,7 +130,8 @@ export type LedgerFact =
   | MandateRevokedFact
   | EscrowHeldFact
   | EscrowReleasedFact
-  | EscrowRefundedFact;
+  | EscrowRefundedFact
+  | SubscriptionChangedFact;
 
 interface ListingFactBase {
   id: string;

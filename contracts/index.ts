@@ -59,6 +59,9 @@ export {
   PublishArtifactCommand,
   PublishEditionCommand,
   SettleCommand,
+  SubscriptionParties,
+  SubscriptionRecord,
+  type SubscriptionCycleCommand,
 } from './internal.ts';
 export { mcpSessionBucketMaxAgeMs, mcpSessionTouchEveryMs } from './mcp.ts';
 export { type NatsFailure, natsFailure } from './nats-errors.ts';
@@ -120,6 +123,7 @@ export type {
   ListingFact,
   MandateRevokedFact,
   MandateSetFact,
+  SubscriptionChangedFact,
 } from './facts.ts';
 
 export { jsonDepthMax, jsonValueProblem, storableText, textProblem } from './text.ts';

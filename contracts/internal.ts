@@ -103,6 +103,67 @@ export const SettleCommand = Type.Union([
   }),
 ]);
 
+/**
+ * A subscription as the buyer's principal actor keeps it, and as every fact that changes it carries it. The
+ * buyer is the principal whose ledger holds it; the price is the listing's, read at each cycle.
+ */
+export const SubscriptionRecord = Type.Object({
+  id: S.Uuid(),
+  listingId: S.Uuid(),
+  sellerPrincipalId: S.Uuid(),
+  /** The agent that subscribed (or last resumed): its cycles' orders are that agent's purchases. */
+  agentId: S.Uuid(),
+  intervalSeconds: Type.Integer({ minimum: 1 }),
+  sandbox: Type.Boolean(),
+  state: S.SubscriptionState,
+  /** The last cycle run (failed ones included); 0 before the first. */
+  cycle: Type.Integer({ minimum: 0 }),
+  consecutiveFailures: Type.Integer({ minimum: 0 }),
+  nextCycleAt: Type.Union([Type.String(), Type.Null()]),
+  lastCycle: Type.Union([S.SubscriptionCycle, Type.Null()]),
+  canceledBy: S.SubscriptionCanceledBy,
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+
+/**
+ * Run one cycle of a subscription (from the scheduler). Idempotent by (subscription, cycle): the actor runs cycle
+ * n only when its last cycle is n - 1 and the cycle is due as of `asOf`, the scheduler's clock.
+ */
+export const SubscriptionCycleCommand = Type.Object({
+  subscriptionId: S.Uuid(),
+  cycle: Type.Integer({ minimum: 1 }),
+  asOf: Type.String(),
+});
+
+export const SubscriptionCycleReply = Type.Object({
+  subscription_id: S.Uuid(),
+  cycle: Type.Integer(),
+  /**
+   * held or failed: this command ran the cycle; canceled: the listing is gone, so the subscription ended instead;
+   * skipped: nothing to do (run already, not due yet, or not active).
+   */
+  outcome: Type.Union([
+    Type.Literal('held'),
+    Type.Literal('failed'),
+    Type.Literal('canceled'),
+    Type.Literal('skipped'),
+  ]),
+});
+
+/** Cancel a subscription on behalf of its seller (forwarded by the seller's actor) or because its listing is gone. */
+export const SubscriptionCancelCommand = Type.Object({
+  subscriptionId: S.Uuid(),
+  by: Type.Union([Type.Literal('seller'), Type.Literal('listing_unlisted')]),
+  /** The principal asking: it must be the subscription's seller. */
+  sellerPrincipalId: S.Uuid(),
+});
+
+export const SubscriptionParties = Type.Union([
+  Type.Null(),
+  Type.Object({ buyerPrincipalId: S.Uuid(), sellerPrincipalId: S.Uuid(), sandbox: Type.Boolean() }),
+]);
+
 export const IdempotencyLookup = Type.Object({
   /** `[principalId, key]` pairs. */
   keys: Type.Array(Type.Tuple([Type.String(), Type.String()])),
@@ -116,6 +177,9 @@ export const IdempotencyLookupReply = Type.Object({
 });
 
 export type MandateRecord = Static<typeof MandateRecord>;
+export type SubscriptionRecord = Static<typeof SubscriptionRecord>;
+export type SubscriptionCycleCommand = Static<typeof SubscriptionCycleCommand>;
+export type SubscriptionParties = Static<typeof SubscriptionParties>;
 export type ListingState = Static<typeof ListingState>;
 export type ListingQuote = Static<typeof ListingQuote>;
 export type ArtifactQuote = Static<typeof ArtifactQuote>;
@@ -203,6 +267,30 @@ export const internalOperations = [
     caller: false,
     body: SettleCommand,
     summary: 'Settle one held order with its edition’s report (the actor itself, or the settlement sweeper).',
+  }),
+  internal({
+    id: 'subscription.cycle',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: SubscriptionCycleCommand,
+    reply: SubscriptionCycleReply,
+    summary: 'Run one due cycle of a subscription: an escrowed purchase, or a failed cycle (from the scheduler).',
+  }),
+  internal({
+    id: 'subscription.cancel',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: SubscriptionCancelCommand,
+    reply: S.Subscription,
+    summary: 'Cancel a subscription in its buyer’s actor, for its seller or because the listing was unlisted.',
+  }),
+  internal({
+    id: 'subscription.parties',
+    dispatch: { to: 'service', service: 'ledger' },
+    caller: false,
+    body: Type.Object({ subscriptionId: S.Uuid() }),
+    reply: SubscriptionParties,
+    summary: 'The buyer and seller of a subscription, from its projection (a seller’s cancel finds the buyer’s actor).',
   }),
   internal({
     id: 'idempotency.lookup',

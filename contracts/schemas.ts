@@ -309,17 +309,67 @@ export const DeliveryReceipt = Type.Object({
 export const DeliveryReceiptPage = Page(DeliveryReceipt);
 
 export const SubscriptionState = Type.Union([Type.Literal('active'), Type.Literal('paused'), Type.Literal('canceled')]);
+export const SubscriptionCanceledBy = Type.Union(
+  [Type.Literal('buyer'), Type.Literal('seller'), Type.Literal('listing_unlisted'), Type.Null()],
+  {
+    description:
+      'Who canceled: the buyer, the seller, or the service because the listing was unlisted; null until canceled.',
+  },
+);
+export const SubscriptionCycle = Type.Object(
+  {
+    number: Type.Integer({ minimum: 1, description: 'Cycles are numbered from 1 per subscription.' }),
+    at: Timestamp(),
+    outcome: Type.Union([Type.Literal('held'), Type.Literal('failed')], {
+      description:
+        'held: the cycle bought (its order settles like any order); failed: a rule refused it and nothing was billed.',
+    }),
+    orderId: Type.Union([Uuid(), Type.Null()]),
+    errorCode: Type.Union([Type.String(), Type.Null()], {
+      description: 'The refusal of a failed cycle, from the error table.',
+    }),
+    message: Type.Union([Type.String(), Type.Null()]),
+  },
+  { description: 'The last cycle the subscription ran.' },
+);
 export const Subscription = Type.Object({
   id: Uuid(),
   listingId: Uuid(),
+  buyerPrincipalId: Uuid(),
+  sellerPrincipalId: Uuid(),
+  role: Type.Union([Type.Literal('buyer'), Type.Literal('seller')], {
+    description: "The caller's side of this subscription: the buyer who pays, or the seller of the listing.",
+  }),
   state: SubscriptionState,
-  billing: Type.Object({ intervalSeconds: Type.Integer({ minimum: 1 }), priceCents: Type.Integer({ minimum: 0 }) }),
-  consecutiveFailures: Type.Integer({ minimum: 0 }),
-  nextCycleAt: Type.Union([Timestamp(), Type.Null()]),
+  billing: Type.Object({
+    intervalSeconds: Type.Integer({ minimum: 1 }),
+    priceCents: Type.Integer({ minimum: 0, description: "The listing's live price: what the next cycle bills." }),
+  }),
+  consecutiveFailures: Type.Integer({ minimum: 0, description: 'Failed cycles in a row; 3 pause the subscription.' }),
+  cycles: Type.Integer({ minimum: 0, description: 'Cycles run so far, failed ones included.' }),
+  nextCycleAt: Type.Union([Timestamp(), Type.Null()], {
+    description: 'When the next cycle is due; null unless active.',
+  }),
+  lastCycle: Type.Union([SubscriptionCycle, Type.Null()]),
+  canceledBy: SubscriptionCanceledBy,
+  sandbox: Type.Boolean(),
   createdAt: Timestamp(),
   updatedAt: Timestamp(),
 });
 export const SubscriptionPage = Page(Subscription);
+export const SubscriptionQuery = Type.Object(
+  {
+    role: Type.Optional(
+      Type.Union([Type.Literal('buyer'), Type.Literal('seller')], {
+        description:
+          "buyer (the default): the caller's own subscriptions; seller: subscriptions to the caller's listings.",
+      }),
+    ),
+    cursor: Type.Optional(Cursor),
+    limit: Type.Optional(Limit),
+  },
+  { additionalProperties: false },
+);
 export const SubscribeRequest = Type.Object({ listing_id: Uuid() }, { additionalProperties: false });
 export const EmptyBody = Type.Object({}, { additionalProperties: false });
 
@@ -396,6 +446,8 @@ export const ErrataQuery = Type.Object(
 export const EventType = Type.Union([
   Type.Literal('order.state_changed'),
   Type.Literal('topup.credited'),
+  Type.Literal('subscription.state_changed'),
+  Type.Literal('subscription.cycle_failed'),
   Type.Literal('context.created'),
   Type.Literal('context.updated'),
   Type.Literal('context.deleted'),

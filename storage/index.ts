@@ -10,6 +10,14 @@ export {
   type PrincipalFactRows,
   principalFactsProjection,
 } from './principal-facts.ts';
+export {
+  type DeriveEvents,
+  type EventInsertRow,
+  type EventRow,
+  eventSeqThroughSource,
+  eventsPage,
+  eventsProjection,
+} from './events.ts';
 
 export { type HealthAlerts, healthAlerts } from './health.ts';
 export {
@@ -94,8 +102,6 @@ export {
   trustAggregates,
 } from './trust.ts';
 export {
-  type EntryWithOrderRow,
-  entriesWithOrders,
   getBundle,
   getOrder,
   type OrderRow,
@@ -106,3 +112,14 @@ export {
   settleableOrders,
   storeBundle,
 } from './orders.ts';
+export {
+  type ClaimedCycle,
+  claimDueCycles,
+  releaseClaims,
+  subscriptionParties,
+  subscriptionRecordOf,
+  type SubscriptionRow,
+  subscriptionsOfUnlistedListings,
+  subscriptionsPage,
+  type SubscriptionUpsertRow,
+} from './subscriptions.ts';

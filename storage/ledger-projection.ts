@@ -43,32 +43,19 @@ export interface LedgerPageQuery {
 const ledgerSources = ['ledger_entries', 'ledger_escrow_held', 'ledger_escrow_settled'] as const;
 
 /**
- * A principal's ledger entries in stream order, strictly between two sequences, optionally of some types only.
- * Each source is read with its own index, order and limit, then merged (see migration 010 for why not the view).
+ * A principal's ledger entries, newest first, before a stream sequence. Each source is read with its own index,
+ * order and limit, then merged (see migration 010 for why not the view).
  */
-export function ledgerEntries(
-  sql: Sql,
-  q: {
-    principalId: string;
-    afterSeq?: number;
-    beforeSeq?: number;
-    types?: string[];
-    newestFirst: boolean;
-    limit: number;
-  },
-) {
-  const direction = q.newestFirst ? sql`DESC` : sql`ASC`;
+function ledgerEntries(sql: Sql, q: { principalId: string; beforeSeq?: number; limit: number }) {
   const branch = (source: string) => sql`(
     SELECT stream_seq, id, type, amount_cents, balance_after_cents, reference, run_id, sandbox, created_at
     FROM ${sql(source)}
     WHERE principal_id = ${q.principalId}
-      ${q.afterSeq === undefined ? sql`` : sql`AND stream_seq > ${q.afterSeq}`}
       ${q.beforeSeq === undefined ? sql`` : sql`AND stream_seq < ${q.beforeSeq}`}
-      ${q.types === undefined ? sql`` : sql`AND type = ANY(${q.types})`}
-    ORDER BY stream_seq ${direction} LIMIT ${q.limit})`;
+    ORDER BY stream_seq DESC LIMIT ${q.limit})`;
   const [a, b, c] = ledgerSources.map(branch);
   return sql<(LedgerRow & { created_at: Date })[]>`
-    SELECT * FROM (${a!} UNION ALL ${b!} UNION ALL ${c!}) e ORDER BY stream_seq ${direction} LIMIT ${q.limit}`;
+    SELECT * FROM (${a!} UNION ALL ${b!} UNION ALL ${c!}) e ORDER BY stream_seq DESC LIMIT ${q.limit}`;
 }
 
 /** Newest first; `beforeSeq` is the exclusive upper bound taken from the cursor. */
@@ -76,7 +63,6 @@ export async function readLedgerPage(sql: Sql, q: LedgerPageQuery) {
   const rows = await ledgerEntries(sql, {
     principalId: q.principalId,
     beforeSeq: q.beforeSeq ?? undefined,
-    newestFirst: true,
     limit: q.limit + 1,
   });
   const page = rows.slice(0, q.limit);

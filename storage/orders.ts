@@ -1,6 +1,5 @@
 // Read queries over the orders projection (written by principal-facts.ts): a buyer's orders, a seller's payouts,
-// the entries an event list is read from, held orders the settlement sweeper settles, and compliance bundles.
-import { ledgerEntries } from './ledger-projection.ts';
+// held orders the settlement sweeper settles, and compliance bundles.
 import type { Sql } from './postgres.ts';
 
 export interface OrderRow {
@@ -65,36 +64,6 @@ export async function payoutsPage(sql: Sql, seller: string, beforeSeq: number | 
     SELECT * FROM payouts WHERE seller_principal_id = ${seller}
       ${beforeSeq === null ? sql`` : sql`AND stream_seq < ${beforeSeq}`}
     ORDER BY stream_seq DESC LIMIT ${limit}`;
-}
-
-/**
- * A principal's ledger entries of some types after a stream sequence, oldest first, each with its order's listing
- * and price: what the event outbox is read from (which entries make which events is the ledger service's rule).
- */
-export interface EntryWithOrderRow {
-  id: string;
-  type: string;
-  stream_seq: number;
-  amount_cents: number;
-  reference: string | null;
-  run_id: string | null;
-  sandbox: boolean;
-  created_at: Date;
-  listing_id: string | null;
-  escrow_cents: number | null;
-  refund_reason: 'floor_missed' | 'no_report' | null;
-}
-
-export async function entriesWithOrders(
-  sql: Sql,
-  q: { principalId: string; types: string[]; afterSeq: number; limit: number },
-) {
-  const entries = ledgerEntries(sql, { ...q, newestFirst: false });
-  return sql<EntryWithOrderRow[]>`
-    SELECT l.id, l.type, l.stream_seq, l.amount_cents, l.reference, l.run_id, l.sandbox, l.created_at,
-           o.listing_id, o.escrow_cents, o.refund_reason
-    FROM (${entries}) l LEFT JOIN orders o ON o.id = l.run_id::uuid
-    ORDER BY l.stream_seq`;
 }
 
 /** Held orders whose edition has a report by now: what the settlement sweeper settles. */

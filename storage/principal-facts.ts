@@ -1,6 +1,6 @@
 // The projection of the LEDGER stream into PostgreSQL, one transaction per batch: credit ledger entries, orders
 // (each carrying its two escrow entries, read back through the `ledger` views), settlements of orders held in
-// earlier batches, sellers' payout accruals, trust sums and the idempotency index. What each fact becomes is not
+// earlier batches, sellers' payout accruals, trust sums, the idempotency index and subscriptions. What each fact becomes is not
 // decided here: `derive` (the ledger service's, in actors/) turns a batch into rows; this module writes them, each
 // table with one statement of fixed shape whatever the batch (the rows as one JSON array, which PostgreSQL parses
 // in C), all sent at once on the transaction's connection.
@@ -9,6 +9,7 @@ import { type IdempotencyKeyRow, insertIdempotencyKeys, pruneIdempotencyKeys } f
 import { insertLedgerRows, type LedgerRow } from './ledger-projection.ts';
 import { jsonRows, type Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';
+import { type SubscriptionUpsertRow, upsertSubscriptions } from './subscriptions.ts';
 import { addToTrustSums, dropTrustSamples, type TrustSample } from './trust.ts';
 
 /** A new order, in its state at the end of the batch (held, or already settled when both facts are in it). */
@@ -74,6 +75,7 @@ export interface PrincipalFactRows {
   /** Applied to the sums only: each fact is projected exactly once (the checkpoint commits with the rows). */
   trustSamples: TrustSample[];
   keys: IdempotencyKeyRow[];
+  subscriptions: SubscriptionUpsertRow[];
 }
 
 export type DeriveRows = (batch: { seq: number; fact: LedgerFact }[]) => PrincipalFactRows;
@@ -94,6 +96,7 @@ export function principalFactsProjection(n: Names, derive: DeriveRows, keyRetent
       if (rows.payouts.length > 0) writes.push(insertPayouts(tx, rows.payouts));
       if (rows.trustSamples.length > 0) writes.push(addToTrustSums(tx, rows.trustSamples));
       writes.push(insertIdempotencyKeys(tx, rows.keys));
+      if (rows.subscriptions.length > 0) writes.push(upsertSubscriptions(tx, rows.subscriptions));
       const lastAtMs = Date.parse(batch.at(-1)!.fact.at);
       if (lastAtMs - prunedAtMs >= keyPruneEveryMs) {
         writes.push(pruneIdempotencyKeys(tx, new Date(lastAtMs - keyRetentionMs).toISOString()));
@@ -102,7 +105,7 @@ export function principalFactsProjection(n: Names, derive: DeriveRows, keyRetent
       await Promise.all(writes);
     },
     async truncate(tx) {
-      await tx`TRUNCATE ledger_entries, orders, payouts, idempotency_keys`;
+      await tx`TRUNCATE ledger_entries, orders, payouts, idempotency_keys, subscriptions`;
       await dropTrustSamples(tx, 'settlement');
     },
   };

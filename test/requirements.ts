@@ -136,7 +136,7 @@ export const requirements = {
   'SPINE-MIGRATE-LEDGER': {
     source: 'docs/purchases.md: The ledger of a purchase',
     behaviour:
-      'Migration 010 moves the ledger entries of purchases into their order rows and the ledger, pages and events read back the same entries.',
+      'Migration 010 moves the ledger entries of purchases into their order rows and the ledger and its pages read back the same entries.',
   },
   'SPINE-STARTUP': {
     source: 'docs/architecture.md: Storage',
@@ -351,6 +351,19 @@ export const requirements = {
   'BUY-REFUND': {
     source: 'spec: States and transitions (Order)',
     behaviour: 'A report missing its floor: held -> auto_refunded, balance restored, both events pollable.',
+  },
+  'EVENTS-STORE': {
+    source: 'docs/purchases.md: The events store',
+    behaviour:
+      'GET /v1/events pages the events store oldest first, filtered by type; order events carry subscription_id (null outside a subscription).',
+  },
+  'EVENTS-OLD-CURSOR': {
+    source: 'docs/purchases.md: The events store',
+    behaviour: 'An events cursor handed out before the store (a LEDGER sequence) resumes at the same event as before.',
+  },
+  'EVENTS-REBUILD': {
+    source: 'docs/operations.md: Rebuilding projections',
+    behaviour: 'Rebuilding the events store by replay gives the same event ids, sequences, data and order.',
   },
   'BUY-RELEASE': {
     source: 'spec: States and transitions (Order)',
@@ -624,6 +637,44 @@ export const requirements = {
     source: 'docs/oauth.md: Requirements',
     behaviour:
       'A token or grant revoked at one gateway is refused by another gateway process within 1 s, and by a gateway started later.',
+  },
+  'SUBS-CYCLES': {
+    source: 'docs/subscriptions.md: Cycles',
+    behaviour:
+      'A subscription to a living listing bills in cycles, the first at subscribe time: each an order with subscriptionId, settled like any order; the balance moves by exactly the released cycles; subscribing again to an active one answers it.',
+  },
+  'SUBS-PAUSE': {
+    source: 'docs/subscriptions.md: Cycles',
+    behaviour:
+      'A refused cycle bills nothing and is recorded with its error code; three in a row pause the subscription; subscribing again resumes it (same id) and a successful cycle resets the count.',
+  },
+  'SUBS-CANCEL': {
+    source: 'docs/subscriptions.md: The record and who sees it',
+    behaviour:
+      'The buyer or the seller may cancel (terminal; twice answers the same record); anyone else gets 404; no cycle runs after a cancel.',
+  },
+  'SUBS-LISTING-CHANGES': {
+    source: 'docs/subscriptions.md: Listing changes',
+    behaviour:
+      'Unlisting a living listing cancels its subscriptions; a reprice applies from the next cycle, and a price above the mandate cap fails that cycle.',
+  },
+  'SUBS-REFUSALS': {
+    source: 'docs/subscriptions.md: Subscribing',
+    behaviour:
+      'A listing that is not living (422), not live, unknown or across the sandbox line (404), a first cycle the rules refuse, bad bodies and extra properties: typed errors that change nothing.',
+  },
+  'SUBS-MCP': {
+    source: 'docs/subscriptions.md: Subscribing',
+    behaviour: 'subscribe_listing, get_subscriptions and cancel_subscription give the outcomes of their REST twins.',
+  },
+  'SUBS-TWO-SCHEDULERS': {
+    source: 'docs/subscriptions.md: The scheduler',
+    behaviour: 'Two worker processes running the scheduler never run a cycle twice.',
+  },
+  'SUBS-KILL': {
+    source: 'docs/subscriptions.md: The scheduler',
+    behaviour:
+      'A scheduler killed with SIGKILL between a cycle’s claim and its purchase: after a restart every cycle is billed exactly once.',
   },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 

@@ -1,5 +1,7 @@
-// Read-your-writes over the principal facts projection: before answering, a read waits (briefly) until the
-// projection holds the caller's latest LEDGER fact, so a client that just bought or saw a settlement reads it.
+// Read-your-writes over the projections of the LEDGER stream: before answering, a read waits (briefly) until the
+// projection it reads holds the caller's latest LEDGER fact, so a client that just bought or saw a settlement reads
+// it. Each projection has its own checkpoint: principal facts (ledger entries, orders, payouts) unless the read
+// names another (the events store).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -10,8 +12,11 @@ import { principalFactsOf } from './projection.ts';
 /** How long a read waits for the projection to catch up before answering with what it has. */
 const catchUpWaitMs = 1000;
 
-/** Resolves once the projection holds the principal's latest fact, or after catchUpWaitMs. */
-export type CaughtUp = (principalId: string) => Promise<void>;
+/**
+ * Resolves once `projection` (the principal-facts one if not given) holds the principal's latest fact, or after
+ * catchUpWaitMs.
+ */
+export type CaughtUp = (principalId: string, projection?: Projection<unknown>) => Promise<void>;
 
 export async function principalFactsCaughtUp(
   nc: NatsConnection,
@@ -20,9 +25,8 @@ export async function principalFactsCaughtUp(
   config: Config,
 ): Promise<CaughtUp> {
   const jsm = await jetstreamManager(nc);
-  // Ledger entries, orders, payouts and events are one projection: one checkpoint to wait for.
-  const projection = principalFactsOf(names, config) as Projection<unknown>;
-  return async (principalId) => {
+  const principalFacts = principalFactsOf(names, config) as Projection<unknown>;
+  return async (principalId, projection = principalFacts) => {
     const last = await jsm.direct.getMessage(names.streams.ledger.name, {
       last_by_subj: names.ledgerSubject(principalId),
     });

@@ -1,47 +1,165 @@
-// The pollable events of a principal, read from its ledger entries: every change of an order's state (held,
-// released, refunded) is an `order.state_changed` event, every landed top-up a `topup.credited` one. An event's id
-// is its entry's, so it is stable across rebuilds of the projection.
+// The events a principal's LEDGER facts make, written to the events store by storage/events.ts (its own projection,
+// checkpoint `events:<LEDGER stream>`): every change of an order's state is an `order.state_changed` event, every
+// landed top-up a `topup.credited` one, and a subscription's change of state or failed cycle a `subscription.*` one.
+// Rows depend only on their facts, so a rebuild by replay writes identical ids, sequences and data. An event's id is
+// `evt_<fact id>`; a fact's further events are `evt_<fact id>.<n>`.
 import type { Static } from 'typebox';
-import type { schemas } from '../../contracts/index.ts';
-import type { EntryWithOrderRow } from '../../storage/index.ts';
+import type { LedgerFact, Names, SubscriptionChangedFact, schemas } from '../../contracts/index.ts';
+import {
+  type EventInsertRow,
+  type EventRow,
+  eventSeqThroughSource,
+  eventsProjection,
+  type Projection,
+  projectionCheckpoint,
+  type Sql,
+} from '../../storage/index.ts';
+import { decodeNumberCursor, encodeCursor } from '../shared/cursor.ts';
 
 type EventType = Static<typeof schemas.EventType>;
 type Event = Static<typeof schemas.OutboxEvent>;
 
-/** The ledger entry types each event type is read from. */
-const entryTypesOf: Partial<Record<EventType, string[]>> = {
-  'order.state_changed': ['escrow_held', 'escrow_released', 'escrow_refunded'],
-  'topup.credited': ['topup_credited'],
-};
-
-/** The entry types to read for a list of events, all of them or one type's. */
-export function eventEntryTypes(type: EventType | undefined): string[] {
-  return type === undefined ? Object.values(entryTypesOf).flat() : (entryTypesOf[type] ?? []);
+/** The events of one batch of facts, in stream order. */
+export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInsertRow[] {
+  const rows: EventInsertRow[] = [];
+  for (const { seq, fact: f } of batch) {
+    let made = 0;
+    const add = (principalId: string, type: EventType, data: Record<string, unknown>) => {
+      rows.push({
+        principal_id: principalId,
+        id: made === 0 ? `evt_${f.id}` : `evt_${f.id}.${made}`,
+        type,
+        data,
+        sandbox: f.sandbox,
+        source_seq: seq,
+        created_at: f.at,
+      });
+      made++;
+    };
+    switch (f.type) {
+      case 'credited':
+        // A registration's grant is not a top-up: it has no event.
+        if (f.source !== 'sandbox_grant') {
+          add(f.principalId, 'topup.credited', {
+            topup_id: f.topupId,
+            amount_cents: f.amountCents,
+            sandbox: f.sandbox,
+          });
+        }
+        break;
+      case 'escrow_held':
+        // A subscription cycle's purchase is an order like any other: its event names the subscription.
+        add(f.principalId, 'order.state_changed', orderData(f, 'held', f.subscriptionId));
+        break;
+      case 'escrow_released':
+      case 'escrow_refunded': {
+        // Only the held fact names the subscription today; a settlement fact that carries it too is read here, so
+        // settlement events name it once the facts do (a lookup elsewhere would make rows depend on timing).
+        const subscriptionId = (f as { subscriptionId?: string | null }).subscriptionId ?? null;
+        if (f.type === 'escrow_released')
+          add(f.principalId, 'order.state_changed', orderData(f, 'released', subscriptionId));
+        else {
+          // A refund says why: the report missed the floor, or no report came within the wait bound.
+          const data = orderData(f, 'auto_refunded', subscriptionId);
+          data.reason = f.reason ?? 'floor_missed';
+          add(f.principalId, 'order.state_changed', data);
+        }
+        break;
+      }
+      case 'subscription_changed':
+        subscriptionEvents(f, add);
+        break;
+      case 'call_recorded':
+      case 'mandate_set':
+      case 'mandate_revoked':
+        break;
+      default:
+        throw new Error(`unknown ledger fact type ${(f as { type?: unknown }).type}`);
+    }
+  }
+  return rows;
 }
 
-const orderStates: Record<string, 'held' | 'released' | 'auto_refunded'> = {
-  escrow_held: 'held',
-  escrow_released: 'released',
-  escrow_refunded: 'auto_refunded',
-};
-
-/** One ledger entry (with its order's listing and price) as the event it stands for. */
-export function eventOf(e: EntryWithOrderRow): Event {
-  const base = { id: `evt_${e.id}`, created_at: e.created_at.toISOString() };
-  if (e.type === 'topup_credited') {
-    return {
-      ...base,
-      type: 'topup.credited',
-      data: { topup_id: e.reference, amount_cents: e.amount_cents, sandbox: e.sandbox },
-    };
-  }
-  const data: Record<string, unknown> = {
-    order_id: e.run_id,
-    state: orderStates[e.type],
-    listing_id: e.listing_id,
-    escrow_cents: e.escrow_cents,
+function orderData(
+  f: { orderId: string; listingId: string; priceCents: number },
+  state: 'held' | 'released' | 'auto_refunded',
+  subscriptionId: string | null,
+): Record<string, unknown> {
+  return {
+    order_id: f.orderId,
+    state,
+    listing_id: f.listingId,
+    escrow_cents: f.priceCents,
+    subscription_id: subscriptionId,
   };
-  // A refund says why: the report missed the floor, or no report came within the wait bound.
-  if (e.type === 'escrow_refunded') data.reason = e.refund_reason ?? 'floor_missed';
-  return { ...base, type: 'order.state_changed', data };
+}
+
+/**
+ * A failed cycle is the buyer's `subscription.cycle_failed`; a change of state (subscribed, resumed, paused by
+ * failures, canceled) is a `subscription.state_changed` for the buyer and for the seller, who sees subscriptions
+ * to its listings start and end.
+ */
+function subscriptionEvents(
+  f: SubscriptionChangedFact,
+  add: (principalId: string, type: EventType, data: Record<string, unknown>) => void,
+) {
+  const s = f.subscription;
+  if (f.change === 'cycle_failed') {
+    add(f.principalId, 'subscription.cycle_failed', {
+      subscription_id: s.id,
+      listing_id: s.listingId,
+      cycle: s.cycle,
+      error_code: s.lastCycle?.errorCode ?? null,
+      message: s.lastCycle?.message ?? null,
+      consecutive_failures: s.consecutiveFailures,
+      state: s.state,
+    });
+  }
+  if (f.previousState === s.state) return;
+  const data = {
+    subscription_id: s.id,
+    listing_id: s.listingId,
+    state: s.state,
+    previous_state: f.previousState,
+    change: f.change,
+    canceled_by: s.canceledBy,
+    buyer_principal_id: f.principalId,
+    seller_principal_id: s.sellerPrincipalId,
+  };
+  add(f.principalId, 'subscription.state_changed', data);
+  // A seller subscribed to its own listing is told once.
+  if (s.sellerPrincipalId !== f.principalId) add(s.sellerPrincipalId, 'subscription.state_changed', data);
+}
+
+/** The events projection: one definition for the projector, rebuilds and the read side's checkpoint. */
+export function eventsOf(names: Names) {
+  return eventsProjection(names, eventRows);
+}
+
+/** A stored event as the API shows it. */
+export function eventResource(e: EventRow): Event {
+  return { id: e.id, type: e.type as EventType, created_at: e.created_at.toISOString(), data: e.data };
+}
+
+/** A cursor of the events list: the principal's event sequence a page resumes after. */
+export const eventsCursor = (seq: number) => encodeCursor('evseq', seq);
+
+/**
+ * The event sequence a page resumes after. An `evseq` cursor names it; an `events` cursor, handed out before the
+ * store existed, names a LEDGER stream sequence, and resumes after the principal's last event from a fact at or
+ * before it (the same place it resumed before). Null while the store has not projected that far yet (a new store
+ * fills from the start of the stream): the page is empty and the cursor stays. 'bad' for a cursor of another list.
+ */
+export async function eventsResumeAfter(
+  sql: Sql,
+  events: Projection<LedgerFact>,
+  principalId: string,
+  cursor: string,
+): Promise<number | null | 'bad'> {
+  const seq = decodeNumberCursor('evseq', cursor);
+  if (seq !== null) return seq;
+  const streamSeq = decodeNumberCursor('events', cursor);
+  if (streamSeq === null) return 'bad';
+  if ((await projectionCheckpoint(sql, events as Projection<unknown>)) < streamSeq) return null;
+  return eventSeqThroughSource(sql, principalId, streamSeq);
 }

@@ -2,7 +2,7 @@
 // storage/principal-facts.ts. A credit is a ledger entry; a purchase is an order row carrying its two escrow
 // entries; a release accrues the seller's payout; every settlement decided by a report is a trust sample for the
 // artifact, its seller and the buying agent; every mutating call's key goes to the idempotency index (a purchase's
-// with its order).
+// with its order); a subscription's record is upserted from the newest fact that carries it.
 // Rows depend only on their facts, so a rebuild by replay produces identical rows.
 import type { Config, LedgerFact, Names } from '../../contracts/index.ts';
 import { idempotencyRetentionMs } from '../../contracts/index.ts';
@@ -12,6 +12,7 @@ import {
   type OrderSettlementRow,
   type PrincipalFactRows,
   principalFactsProjection,
+  type SubscriptionUpsertRow,
 } from '../../storage/index.ts';
 import { weightAtEpoch } from '../catalog/trust.ts';
 
@@ -36,8 +37,18 @@ function creditEntry(seq: number, f: Extract<LedgerFact, { type: 'credited' }>):
  * after the purchase) is inserted in its final state rather than inserted and then updated.
  */
 export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): PrincipalFactRows {
-  const rows: PrincipalFactRows = { credits: [], orders: [], settlements: [], payouts: [], trustSamples: [], keys: [] };
+  const rows: PrincipalFactRows = {
+    credits: [],
+    orders: [],
+    settlements: [],
+    payouts: [],
+    trustSamples: [],
+    keys: [],
+    subscriptions: [],
+  };
   const held = new Map<string, OrderInsertRow>();
+  // Each fact carries the whole subscription record: the newest in the batch is the row.
+  const subscriptions = new Map<string, SubscriptionUpsertRow>();
   for (const { seq, fact: f } of batch) {
     // A purchase's key is indexed in its order row; every other call's in the index table.
     if (f.idempotency && f.type !== 'escrow_held') {
@@ -84,8 +95,12 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
         };
         held.set(f.orderId, order);
         rows.orders.push(order);
+        if (f.subscription) subscriptions.set(f.subscription.id, { buyer: f.principalId, seq, record: f.subscription });
         break;
       }
+      case 'subscription_changed':
+        subscriptions.set(f.subscription.id, { buyer: f.principalId, seq, record: f.subscription });
+        break;
       case 'escrow_released':
       case 'escrow_refunded': {
         const released = f.type === 'escrow_released';
@@ -145,6 +160,7 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
         throw new Error(`unknown ledger fact type ${(f as { type?: unknown }).type}`);
     }
   }
+  rows.subscriptions = [...subscriptions.values()];
   return rows;
 }
 

@@ -1,5 +1,5 @@
 // The principal's read side, from the PostgreSQL projections of its LEDGER facts: ledger entries, orders,
-// compliance bundles, payouts and events. A read waits (briefly) until the projection holds the principal's latest
+// compliance bundles, payouts, subscriptions and events. A read waits (briefly) until the projection holds the principal's latest
 // fact, so a client reads its own writes; another principal's records are simply not there (404).
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
@@ -14,7 +14,7 @@ import {
 } from '../../contracts/index.ts';
 import {
   activeKey,
-  entriesWithOrders,
+  eventsPage,
   getBundle,
   getOrder,
   getReport,
@@ -26,12 +26,22 @@ import {
   readLedgerPage,
   type Sql,
   storeBundle,
+  subscriptionParties,
+  subscriptionRecordOf,
+  subscriptionsPage,
 } from '../../storage/index.ts';
 import type { Clock } from '../runtime/clock.ts';
-import { badCursor, decodeNumberCursor, encodeCursor } from '../shared/cursor.ts';
+import {
+  badCursor,
+  decodeNumberCursor,
+  decodeTimeIdCursor,
+  encodeCursor,
+  encodeTimeIdCursor,
+} from '../shared/cursor.ts';
+import { subscriptionResource } from '../shared/subscription-resource.ts';
 import { purchaseOrderId } from '../shared/ids.ts';
 import { signDocument } from '../shared/signed-document.ts';
-import { eventEntryTypes, eventOf } from './events.ts';
+import { eventResource, eventsCursor, eventsOf, eventsResumeAfter } from './events.ts';
 import { principalFactsCaughtUp } from './caught-up.ts';
 import { principalFactsOf } from './projection.ts';
 
@@ -193,6 +203,39 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
       return okReply(200, await bundleFor(order));
     },
 
+    async getSubscriptions({ query: q, caller }) {
+      const role = q.role ?? 'buyer';
+      let after: { createdAt: Date; id: string } | null = null;
+      if (q.cursor !== undefined) {
+        after = decodeTimeIdCursor('subscriptions', q.cursor);
+        if (!after) return badCursor('subscriptions');
+      } else if (role === 'buyer') await caughtUp(caller.principalId);
+      const limit = q.limit ?? pageLimits.default;
+      const rows = await subscriptionsPage(sql, {
+        principalId: caller.principalId,
+        role,
+        sandbox: caller.sandbox,
+        after,
+        limit: limit + 1,
+      });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return okReply(200, {
+        items: page.map((r) =>
+          subscriptionResource(subscriptionRecordOf(r), r.buyer_principal_id, r.price_cents, caller.principalId),
+        ),
+        next_cursor: rows.length > limit && last ? encodeTimeIdCursor('subscriptions', last.created_at, last.id) : null,
+      });
+    },
+
+    async 'subscription.parties'(req) {
+      const p = await subscriptionParties(sql, req.body.subscriptionId);
+      return okReply(
+        200,
+        p && { buyerPrincipalId: p.buyer_principal_id, sellerPrincipalId: p.seller_principal_id, sandbox: p.sandbox },
+      );
+    },
+
     async getPayouts({ query: q, caller }) {
       const beforeSeq = q.cursor === undefined ? null : decodeNumberCursor('payouts', q.cursor);
       if (beforeSeq === null && q.cursor !== undefined) return badCursor('payouts');
@@ -217,19 +260,25 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
     },
 
     async listEvents({ query: q, caller }) {
-      const afterSeq = await pageStart('events', q.cursor, caller.principalId);
+      const events = eventsOf(names);
+      let afterSeq: number | null | 'bad' = 0;
+      // The events store has its own checkpoint: the first page waits for that one.
+      if (q.cursor === undefined) await caughtUp(caller.principalId, events as Projection<unknown>);
+      else afterSeq = await eventsResumeAfter(sql, events, caller.principalId, q.cursor);
       if (afterSeq === 'bad') return badCursor('events');
-      const rows = await entriesWithOrders(sql, {
+      if (afterSeq === null) return okReply(200, { items: [], next_cursor: q.cursor ?? null });
+      const rows = await eventsPage(sql, {
         principalId: caller.principalId,
-        types: eventEntryTypes(q.type),
-        afterSeq: afterSeq ?? 0,
+        afterSeq,
+        type: q.type,
         limit: q.limit ?? pageLimits.default,
       });
-      const last = rows.at(-1);
+      // Events are oldest first and the store only grows: the cursor always resumes after the last one seen. An empty
+      // page keeps the caller's place (a cursor from before the store comes back in the store's terms).
+      const resumeAfter = rows.at(-1)?.seq ?? afterSeq;
       return okReply(200, {
-        items: rows.map(eventOf),
-        // Events are oldest first and the log only grows: the cursor always resumes after the last one seen.
-        next_cursor: last ? encodeCursor('events', last.stream_seq) : (q.cursor ?? null),
+        items: rows.map(eventResource),
+        next_cursor: rows.length === 0 && q.cursor === undefined ? null : eventsCursor(resumeAfter),
       });
     },
   };

@@ -1,7 +1,7 @@
 // The fold of a principal's facts into its state (state.ts). `checkFact` is the one place the money invariants live: the host runs it before an append (so a fact that would break one never becomes
 // durable), and `applyFact` runs it again when it folds the fact in.
 import assert from 'node:assert/strict';
-import type { LedgerFact } from '../../contracts/index.ts';
+import type { LedgerFact, SubscriptionRecord } from '../../contracts/index.ts';
 import { type HotKeyPolicy, rememberKey } from './idempotency.ts';
 import type { PrincipalState } from './state.ts';
 
@@ -25,6 +25,7 @@ export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
     case 'escrow_held':
       assert(Number.isInteger(fact.priceCents) && fact.priceCents >= 0, 'price is whole cents');
       assert(!state.held.has(fact.orderId), 'an order is held once');
+      if (fact.subscription) checkCycle(state, fact.subscription, 'active');
       availableCents -= fact.priceCents;
       heldCents += fact.priceCents;
       break;
@@ -42,6 +43,9 @@ export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
         state.mandates.some((m) => m.id === fact.mandateId),
         'only a known mandate is revoked',
       );
+      break;
+    case 'subscription_changed':
+      checkSubscriptionChange(state, fact);
       break;
     case 'mandate_set':
     case 'call_recorded':
@@ -79,11 +83,16 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
         sellerPrincipalId: fact.sellerPrincipalId,
         agentId: fact.agentId,
         sandbox: fact.sandbox,
+        subscriptionId: fact.subscriptionId,
       });
+      if (fact.subscription) state.subscriptions.set(fact.subscription.id, fact.subscription);
       break;
     case 'escrow_released':
     case 'escrow_refunded':
       state.held.delete(fact.orderId);
+      break;
+    case 'subscription_changed':
+      state.subscriptions.set(fact.subscription.id, fact.subscription);
       break;
     case 'mandate_set': {
       const i = state.mandates.findIndex((m) => m.id === fact.mandate.id);
@@ -101,6 +110,33 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
   }
   if (fact.idempotency) rememberKey(state, fact.idempotency, seq, Date.parse(fact.at), keys);
   return state;
+}
+
+/** A cycle (billed or failed) advances an active subscription by exactly one: a cycle never runs twice. */
+function checkCycle(state: PrincipalState, after: SubscriptionRecord, stateAfter?: SubscriptionRecord['state']) {
+  const before = state.subscriptions.get(after.id);
+  assert(before?.state === 'active', 'only an active subscription runs a cycle');
+  assert.equal(after.cycle, before.cycle + 1, 'cycles run one at a time, each once');
+  if (stateAfter) assert.equal(after.state, stateAfter, 'a billed cycle leaves the subscription active');
+}
+
+function checkSubscriptionChange(state: PrincipalState, fact: Extract<LedgerFact, { type: 'subscription_changed' }>) {
+  const before = state.subscriptions.get(fact.subscription.id);
+  assert.equal(before?.state ?? null, fact.previousState, 'a subscription change starts from its current state');
+  switch (fact.change) {
+    case 'subscribed':
+      assert(!before && fact.subscription.state === 'active', 'a new subscription starts active');
+      break;
+    case 'resumed':
+      assert(before?.state === 'paused' && fact.subscription.state === 'active', 'only a paused subscription resumes');
+      break;
+    case 'cycle_failed':
+      checkCycle(state, fact.subscription);
+      break;
+    case 'canceled':
+      assert(before && before.state !== 'canceled' && fact.subscription.state === 'canceled', 'cancel is terminal');
+      break;
+  }
 }
 
 function unknownFact(fact: never): never {

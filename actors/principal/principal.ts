@@ -2,7 +2,8 @@
 // `<ns>.ledger.<id>` (fold.ts); every command commits by one append. A mutating call's Idempotency-Key is checked
 // first (idempotency.ts), then the operation's handler decides: purchases (purchase.ts, with the rules in
 // purchase-policy.ts), settlement (settlement.ts), mandates (mandates.ts), credits (credits.ts), and the seller
-// operations forwarded to the catalog and listing actors (forwarding.ts).
+// operations forwarded to the catalog and listing actors (forwarding.ts), subscriptions and their cycles
+// (subscriptions.ts).
 import type { LedgerFact } from '../../contracts/index.ts';
 import type { ActorBehaviour } from '../runtime/host.ts';
 import { getBalance, grantSandbox, topUp } from './credits.ts';
@@ -14,6 +15,7 @@ import { hotKeyPolicy, replayOrConflict } from './idempotency.ts';
 import { changeMandate, createMandate, getMandates, revokeMandate } from './mandates.ts';
 import { purchase } from './purchase.ts';
 import { settle } from './settlement.ts';
+import { cancelForSeller, cancelSubscription, runCycle, subscribeListing } from './subscriptions.ts';
 
 export type { PrincipalDeps } from './deps.ts';
 
@@ -43,10 +45,14 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<'principal'
       createListing: (state, req) => createListing(d, state, req),
       repriceListing: (state, req) => repriceListing(d, state, req),
       unlistListing: (state, req) => unlistListing(d, state, req),
+      subscribeListing: (state, req) => subscribeListing(d, state, req),
+      cancelSubscription: (state, req) => cancelSubscription(d, state, req),
+      'subscription.cycle': (state, req) => runCycle(d, state, req),
+      'subscription.cancel': (state, req) => cancelForSeller(d, state, req),
     },
     toSnapshot,
     fromSnapshot,
-    // 2: records carry their fact's sequence, not their reply.
-    snapshotVersion: 2,
+    // 2: records carry their fact's sequence, not their reply. 3: subscriptions.
+    snapshotVersion: 3,
   };
 }

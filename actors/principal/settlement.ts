@@ -56,6 +56,7 @@ export function settle(d: PrincipalDeps, state: PrincipalState, req: RequestOf<'
           sellerPrincipalId: order.sellerPrincipalId,
           agentId: order.agentId,
           floor: order.floor,
+          subscriptionId: order.subscriptionId,
           reportDigest: c.reportDigest,
           meanEntailment: c.meanEntailment,
         }
@@ -74,6 +75,7 @@ export function settle(d: PrincipalDeps, state: PrincipalState, req: RequestOf<'
           sellerPrincipalId: order.sellerPrincipalId,
           agentId: order.agentId,
           floor: order.floor,
+          subscriptionId: order.subscriptionId,
           reportDigest: c.reportDigest,
           meanEntailment: c.meanEntailment,
         };
@@ -94,5 +96,6 @@ function settlementFields(d: PrincipalDeps, state: PrincipalState, orderId: stri
     sellerPrincipalId: order.sellerPrincipalId,
     agentId: order.agentId,
     floor: order.floor,
+    subscriptionId: order.subscriptionId,
   };
 }

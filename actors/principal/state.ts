@@ -1,6 +1,6 @@
 // The principal's state: a fold of the facts on `<ns>.ledger.<id>` (fold.ts). Available, held and spent credits,
 // the orders in escrow, the mandates, and the idempotency records of the principal's recent mutating calls.
-import type { MandateRecord } from '../../contracts/index.ts';
+import type { MandateRecord, SubscriptionRecord } from '../../contracts/index.ts';
 
 /**
  * A key the actor keeps in memory, packed into one string, `<seq> <atMs> <requestHash>`: one heap object for the
@@ -16,6 +16,7 @@ export interface HeldOrder {
   sellerPrincipalId: string;
   agentId: string;
   sandbox: boolean;
+  subscriptionId: string | null;
 }
 
 export interface PrincipalState {
@@ -29,6 +30,8 @@ export interface PrincipalState {
   held: Map<string, HeldOrder>;
   /** The current mandate last; earlier ones stay for the principal's history. */
   mandates: MandateRecord[];
+  /** The principal's subscriptions as buyer, by id; canceled ones stay (a cancel twice answers the same record). */
+  subscriptions: Map<string, SubscriptionRecord>;
   /**
    * The most recent idempotency records by key, oldest first (facts arrive in time order). A record leaves once
    * there are more than ASSAY_IDEMPOTENCY_HOT_KEYS or it is past the retention window, and only once the
@@ -48,6 +51,7 @@ export function initialState(principalId: string): PrincipalState {
     creditedCents: 0,
     held: new Map(),
     mandates: [],
+    subscriptions: new Map(),
     idempotency: new Map(),
     evictedThroughSeq: 0,
   };
@@ -57,13 +61,14 @@ export function initialState(principalId: string): PrincipalState {
 export const currentMandate = (s: PrincipalState): MandateRecord | null => s.mandates.at(-1) ?? null;
 
 export function toSnapshot(s: PrincipalState): unknown {
-  return { ...s, held: [...s.held], idempotency: [...s.idempotency] };
+  return { ...s, held: [...s.held], subscriptions: [...s.subscriptions], idempotency: [...s.idempotency] };
 }
 
 export function fromSnapshot(data: unknown): PrincipalState {
-  const s = data as Omit<PrincipalState, 'idempotency' | 'held'> & {
+  const s = data as Omit<PrincipalState, 'idempotency' | 'held' | 'subscriptions'> & {
     idempotency: [string, HotRecord][];
     held: [string, HeldOrder][];
+    subscriptions: [string, SubscriptionRecord][];
   };
-  return { ...s, held: new Map(s.held), idempotency: new Map(s.idempotency) };
+  return { ...s, held: new Map(s.held), subscriptions: new Map(s.subscriptions), idempotency: new Map(s.idempotency) };
 }

@@ -173,10 +173,10 @@ test('[MCP-ENDPOINT] the root URL serves the same endpoint as /mcp (POST, GET an
 test('[MCP-RESULTS] an unknown tool and malformed arguments are JSON-RPC protocol errors', async () => {
   const { client } = await connectMcp(sys.baseUrl, agent.token);
   await assert.rejects(
-    () => client.callTool({ name: 'subscribe_listing', arguments: {} }),
+    () => client.callTool({ name: 'redeliver_event', arguments: {} }),
 
     (err: any) => err.code === -32602 && /Unknown tool/.test(err.message),
-    'a row that is not built yet is not a tool',
+    'a row without an MCP twin is not a tool',
   );
   await assert.rejects(
     () =>

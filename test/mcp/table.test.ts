@@ -44,13 +44,14 @@ test('[MCP-TABLE] rows that cannot become sound tools fail the boot check', () =
 });
 
 test('[MCP-TABLE] [MCP-TOOLS] a row that becomes available becomes a tool, its schemas merged from the row', () => {
-  const shipped = toolsFromTable(operations).map((t) => t.definition.name);
-  assert.ok(!shipped.includes('subscribe_listing'));
-  assert.ok(!shipped.includes('get_subscriptions'));
-  const later = operations.map((op) =>
-    ['subscribeListing', 'getSubscriptions'].includes(op.id) ? { ...op, available: true } : op,
+  // The subscription rows as they were before they were built, then as shipped.
+  const earlier = operations.map((op) =>
+    ['subscribeListing', 'getSubscriptions'].includes(op.id) ? { ...op, available: false } : op,
   );
-  const tools = toolsFromTable(later);
+  const before = toolsFromTable(earlier).map((t) => t.definition.name);
+  assert.ok(!before.includes('subscribe_listing'));
+  assert.ok(!before.includes('get_subscriptions'));
+  const tools = toolsFromTable(operations);
   const subscribe = tools.find((t) => t.definition.name === 'subscribe_listing')!;
   assert.deepEqual(Object.keys(subscribe.definition.inputSchema.properties ?? {}).sort(), [
     'idempotency_key',
@@ -59,7 +60,7 @@ test('[MCP-TABLE] [MCP-TOOLS] a row that becomes available becomes a tool, its s
   assert.deepEqual(subscribe.definition.inputSchema.required, ['listing_id', 'idempotency_key']);
   assert.equal(subscribe.definition.annotations?.readOnlyHint, false);
   const list = tools.find((t) => t.definition.name === 'get_subscriptions')!;
-  assert.deepEqual(Object.keys(list.definition.inputSchema.properties ?? {}).sort(), ['cursor', 'limit']);
+  assert.deepEqual(Object.keys(list.definition.inputSchema.properties ?? {}).sort(), ['cursor', 'limit', 'role']);
   const bundle = tools.find((t) => t.definition.name === 'get_compliance_bundle')!;
   assert.deepEqual(bundle.definition.inputSchema.required, ['order_id'], 'a path parameter is a required argument');
   assert.deepEqual(

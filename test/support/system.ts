@@ -5,7 +5,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import { type Config, type LedgerFact, loadConfig, type Names, names as namesOf } from '../../contracts/index.ts';
-import { type Running, startRoles, type Role, allRoles } from '../../cli/roles.ts';
+import { type Running, startRoles, type Role, type RoleOptions, allRoles } from '../../cli/roles.ts';
 import { connectNats, dropNamespace, openPool, type Sql } from '../../storage/index.ts';
 import { dropDatabase, systemEnv } from './env.ts';
 import { type CallOptions, call, type Reply } from './http.ts';
@@ -35,10 +35,11 @@ export async function startSystem(
   overrides: Record<string, string> = {},
   roles: Role[] = allRoles,
   log?: Logger,
+  options: RoleOptions = {},
 ): Promise<TestSystem> {
   const env = await systemEnv(overrides);
   const config = loadConfig(env);
-  const running = roles.length > 0 ? await startRoles(config, roles, log) : null;
+  const running = roles.length > 0 ? await startRoles(config, roles, log, options) : null;
   const names = namesOf(config.namespace);
   const nc = await connectNats(config.natsUrl, 'assay-test');
   const sql = openPool(config.databaseUrl, 4);
