@@ -127,12 +127,12 @@ try {
     batch: Number(values.batch),
     concurrency: Number(values.concurrency),
   };
-  const started = performance.now();
-  while (await runDueCycles(deps)) {}
-  // A last pass for claims given back after a failed command.
+  let passes = 0;
+  while (await runDueCycles(deps)) passes++;
+  passes++;
+  // A last pass for claims given back after a failed command (none, unless an actor refused one as busy).
   await new Promise((res) => setTimeout(res, 1100));
-  while (await runDueCycles(deps)) {}
-  const elapsed = (performance.now() - started) / 1000;
+  while (await runDueCycles(deps)) passes++;
   for (;;) {
     const [r] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM subscriptions WHERE cycle >= 2`;
     if (r!.n >= count) break;
@@ -149,9 +149,11 @@ try {
 
   console.log(`machine speed ${machineSpeed().toFixed(0)} ops/ms (compare runs with it)`);
   console.log(`setup: ${count} buyers registered and subscribed (first cycles held) in ${setupSeconds.toFixed(1)} s`);
+  // From the instant everything fell due to the last order held.
+  const elapsed = d!.max / 1000;
   console.log(
     `scheduler: ${d!.held} second cycles held in ${elapsed.toFixed(2)} s = ${Math.round(d!.held / elapsed)} cycles/s ` +
-      `(batch ${values.batch}, ${values.concurrency} in flight, one scheduler)`,
+      `(${passes} passes of up to ${values.batch}, ${values.concurrency} in flight, one scheduler)`,
   );
   console.log(
     `due -> held: p50 ${Math.round(d!.p50)} ms  p99 ${Math.round(d!.p99)} ms  max ${Math.round(d!.max)} ms ` +
