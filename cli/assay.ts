@@ -28,7 +28,8 @@ server roles (configuration from the environment; see README):
 
 operator commands:
   rebuild-projections   drop the PostgreSQL projections (ledger entries, orders, payouts, trust sums from
-                        settlements, the idempotency index, the events store, listings) and rebuild them by
+                        settlements, the idempotency index, subscriptions, the events store, listings) and
+                        rebuild them by
                         replaying the streams; parked facts are tried again
   parked-facts          list the facts a projection could not write and set aside, with their errors
   mint-token --principal <uuid> --agent <uuid> [--scopes "a b"] [--live] [--ttl <seconds>]

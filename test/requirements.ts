@@ -671,6 +671,11 @@ export const requirements = {
     source: 'docs/subscriptions.md: The scheduler',
     behaviour: 'Two worker processes running the scheduler never run a cycle twice.',
   },
+  'SUBS-REBUILD': {
+    source: 'docs/subscriptions.md: The scheduler',
+    behaviour:
+      'The subscriptions table is a projection of LEDGER facts: assay rebuild-projections rebuilds it identically.',
+  },
   'SUBS-KILL': {
     source: 'docs/subscriptions.md: The scheduler',
     behaviour:
