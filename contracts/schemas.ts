@@ -508,6 +508,11 @@ export const MandateRecord = Type.Object({
   id: Uuid(),
   perItemCapCents: Type.Integer({ minimum: 0 }),
   minTrust: Type.Number({ minimum: 0, maximum: 1 }),
+  /**
+   * The lowest floor a listing, and the lowest mean entailment its edition's report, may have; 0 allows any.
+   * Optional: mandates set before the floor filter existed have none, which means 0.
+   */
+  minFloor: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   minJudgeVersion: Type.Union([Type.String(), Type.Null()]),
   rejectOpenJudgeErrata: Type.Boolean(),
   revoked: Type.Boolean(),
@@ -525,11 +530,18 @@ export const MandateResource = Type.Evaluate(
   ]),
 );
 export const MandatePage = Page(MandateResource);
+const MinFloor = Type.Number({
+  minimum: 0,
+  maximum: 1,
+  description:
+    "The lowest floor a listing may have, and the lowest mean entailment its edition's report may show; a purchase below either is refused with floor_not_met. 0 (the default) allows any.",
+});
 const JudgeVersion = Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'A judge version such as 1.2.0.' });
 export const CreateMandateRequest = Type.Object(
   {
     per_item_cap_cents: Type.Integer({ minimum: 0, maximum: centsMax }),
     min_trust: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    min_floor: Type.Optional(MinFloor),
     min_judge_version: Type.Optional(Type.Union([JudgeVersion, Type.Null()])),
     reject_open_judge_errata: Type.Optional(Type.Boolean()),
   },
@@ -539,6 +551,7 @@ export const ChangeMandateRequest = Type.Object(
   {
     per_item_cap_cents: Type.Optional(Type.Integer({ minimum: 0, maximum: centsMax })),
     min_trust: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    min_floor: Type.Optional(MinFloor),
     min_judge_version: Type.Optional(Type.Union([JudgeVersion, Type.Null()])),
     reject_open_judge_errata: Type.Optional(Type.Boolean()),
   },

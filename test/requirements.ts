@@ -638,6 +638,11 @@ export const requirements = {
     behaviour:
       'A token or grant revoked at one gateway is refused by another gateway process within 1 s, and by a gateway started later.',
   },
+  'FLEET-FLOOR': {
+    source: 'docs/purchases.md: Buying: `POST /v1/orders`',
+    behaviour:
+      "A mandate's min_floor refuses a listing whose floor, or whose edition's report, is below it with floor_not_met before escrow, changing nothing; its place in the precedence is the error table's.",
+  },
   'SUBS-CYCLES': {
     source: 'docs/subscriptions.md: Cycles',
     behaviour:

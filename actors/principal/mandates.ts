@@ -45,6 +45,7 @@ export function createMandate(
     id: derivedId(state.principalId, 'mandate', keyOf(req).key),
     perItemCapCents: b.per_item_cap_cents,
     minTrust: b.min_trust ?? 0,
+    minFloor: b.min_floor ?? 0,
     minJudgeVersion: b.min_judge_version ?? null,
     rejectOpenJudgeErrata: b.reject_open_judge_errata ?? false,
     revoked: false,
@@ -76,6 +77,7 @@ export function changeMandate(d: PrincipalDeps, state: PrincipalState, req: Requ
       ...current,
       perItemCapCents: b.per_item_cap_cents ?? current.perItemCapCents,
       minTrust: b.min_trust ?? current.minTrust,
+      minFloor: b.min_floor ?? current.minFloor ?? 0,
       minJudgeVersion: b.min_judge_version === undefined ? current.minJudgeVersion : b.min_judge_version,
       rejectOpenJudgeErrata: b.reject_open_judge_errata ?? current.rejectOpenJudgeErrata,
     };

@@ -66,6 +66,16 @@ export function purchaseRefusal(p: PurchaseCheck): PurchaseRefusal | null {
     if (a && a.trustScore < m.minTrust) {
       refuse('mandate_exceeded', `the artifact's trust ${a.trustScore} is below the mandate's min_trust ${m.minTrust}`);
     }
+    const minFloor = m.minFloor ?? 0;
+    if (l.floor < minFloor) {
+      refuse('floor_not_met', `the listing's floor ${l.floor} is below the mandate's min_floor ${minFloor}`);
+    }
+    if (a?.report && a.report.meanEntailment < minFloor) {
+      refuse(
+        'floor_not_met',
+        `the edition's report shows mean entailment ${a.report.meanEntailment}, below the mandate's min_floor ${minFloor}`,
+      );
+    }
     if (a && m.minJudgeVersion && compareVersions(a.judgeVersion, m.minJudgeVersion) < 0) {
       refuse(
         'judge_version_rejected',

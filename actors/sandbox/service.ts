@@ -22,6 +22,7 @@ export const sandboxScopes = ['read:artifact', 'read:trust', 'purchase'];
 export const sandboxMandateDefaults = {
   perItemCapCents: 50_000,
   minTrust: 0,
+  minFloor: 0,
   minJudgeVersion: null,
   rejectOpenJudgeErrata: false,
 } as const;

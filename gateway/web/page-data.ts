@@ -65,6 +65,7 @@ export interface AccountPage extends PageFrame {
   mandate: {
     perItemCapCents: number;
     minTrust: number;
+    minFloor: number;
     minJudgeVersion: string | null;
     rejectOpenJudgeErrata: boolean;
   } | null;

@@ -98,6 +98,7 @@ async function renderAccount(
         ? {
             perItemCapCents: current.perItemCapCents,
             minTrust: current.minTrust,
+            minFloor: current.minFloor ?? 0,
             minJudgeVersion: current.minJudgeVersion,
             rejectOpenJudgeErrata: current.rejectOpenJudgeErrata,
           }
@@ -269,9 +270,11 @@ export function pageRoutes(_config: Config): WebRoute[] {
     accountForm('/account/mandate', async (ctx, req, session, form) => {
       const cap = Number(form.per_item_cap_cents);
       const minTrust = form.min_trust === undefined || form.min_trust === '' ? 0 : Number(form.min_trust);
+      const minFloor = form.min_floor === undefined || form.min_floor === '' ? 0 : Number(form.min_floor);
       const body: Record<string, unknown> = {
         per_item_cap_cents: Number.isFinite(cap) ? cap : form.per_item_cap_cents,
         min_trust: Number.isFinite(minTrust) ? minTrust : form.min_trust,
+        min_floor: Number.isFinite(minFloor) ? minFloor : form.min_floor,
         min_judge_version: form.min_judge_version ? form.min_judge_version : null,
         reject_open_judge_errata: form.reject_open_judge_errata === 'true',
       };

@@ -219,6 +219,8 @@ ${
   m === null
     ? html`<p><strong>You have not set a mandate yet.</strong></p>`
     : html`<p>Now: up to <strong>${dollars(m.perItemCapCents)}</strong> an item, trust at least ${m.minTrust}${
+        m.minFloor > 0 && html`, a verification floor of at least ${m.minFloor}`
+      }${
         m.minJudgeVersion !== null && html`, judged by version ${m.minJudgeVersion} or later`
       }${m.rejectOpenJudgeErrata && html`, nothing judged by a judge with an open erratum`}.</p>`
 }
@@ -233,6 +235,11 @@ ${csrfField(data)}${hidden('idempotency_key', data.mandateKey)}
 <label for="min-trust">Lowest trust score an item may have</label>
 <span class="hint" id="min-trust-hint">From 0 to 1; 0 allows any.</span>
 <input id="min-trust" name="min_trust" type="number" class="short" inputmode="decimal" min="0" max="1" step="0.01" value="${m?.minTrust ?? 0}" aria-describedby="min-trust-hint">
+</div>
+<div class="field">
+<label for="min-floor">Lowest verification floor an item may have</label>
+<span class="hint" id="min-floor-hint">From 0 to 1: the listing's floor and its report's score must both reach it; 0 allows any.</span>
+<input id="min-floor" name="min_floor" type="number" class="short" inputmode="decimal" min="0" max="1" step="0.01" value="${m?.minFloor ?? 0}" aria-describedby="min-floor-hint">
 </div>
 <div class="field">
 <label for="min-judge-version">Oldest judge version allowed (optional)</label>

@@ -64,12 +64,15 @@ describe('refusals, in the documented order, each changing nothing', () => {
   let dear: { listingId: string; artifactId: string };
   let gone: { listingId: string; artifactId: string };
   let unlisted: { listingId: string; artifactId: string };
+  let weak: { listingId: string; artifactId: string };
   let erratumId: string;
 
   before(async () => {
     main = await listing('rules', { price, good: true });
     dear = await listing('rules-dear', { price: dearPrice, good: true });
     unlisted = await listing('rules-unlisted', { price, good: true });
+    // Floor 0.7 like the others, but its report supports one claim of three.
+    weak = await listing('rules-weak', { price, good: false });
     const u = await sys.call('POST', `/v1/listings/${unlisted.listingId}/unlist`, {
       token: seller.token,
       body: {},
@@ -203,9 +206,24 @@ describe('refusals, in the documented order, each changing nothing', () => {
       status: 409,
       code: 'insufficient_credits',
     },
+    {
+      name: "10 the listing's floor (0.7) is below the mandate's min_floor",
+      mandate: { min_floor: 0.8 },
+      status: 409,
+      code: 'floor_not_met',
+      message: /listing's floor 0\.7/,
+    },
+    {
+      name: "11 the edition's report is below min_floor, though the listing's floor is not",
+      listing: () => weak.listingId,
+      mandate: { min_floor: 0.7 },
+      status: 409,
+      code: 'floor_not_met',
+      message: /report shows mean entailment/,
+    },
   ];
 
-  test('[BUY-RULES] each purchase rule alone answers its exact status and code, and changes nothing', async () => {
+  test('[BUY-RULES] [FLEET-FLOOR] each purchase rule alone answers its exact status and code, and changes nothing', async () => {
     for (const c of rules) await refused(c);
     // The same base lets a purchase through: each refusal above came from its own rule alone.
     const b = await buyer();
@@ -275,6 +293,21 @@ describe('refusals, in the documented order, each changing nothing', () => {
         status: 403,
         code: 'judge_version_rejected',
         message: /open judge errata/,
+      },
+      {
+        name: "9 over 10: the credits are below the price, and the listing's floor below min_floor",
+        listing: () => dear.listingId,
+        mandate: { min_floor: 0.8 },
+        status: 409,
+        code: 'insufficient_credits',
+      },
+      {
+        name: "10 over 11: the listing's floor and its report are both below min_floor",
+        listing: () => weak.listingId,
+        mandate: { min_floor: 0.8 },
+        status: 409,
+        code: 'floor_not_met',
+        message: /listing's floor/,
       },
     ];
     for (const c of pairs) await refused(c);

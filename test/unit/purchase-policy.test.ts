@@ -155,6 +155,27 @@ const rules: Rule[] = [
       p.availableCents = price - 1;
     },
   },
+  {
+    name: "the listing's floor is below the mandate's min_floor",
+    code: 'floor_not_met',
+    status: 409,
+    message: /listing's floor 0\.7 is below the mandate's min_floor 0\.8/,
+    needs: ['mandate'],
+    apply: (p) => {
+      p.mandate!.minFloor = Math.max(p.mandate!.minFloor ?? 0, 0.8);
+    },
+  },
+  {
+    name: "the edition's report is below the mandate's min_floor",
+    code: 'floor_not_met',
+    status: 409,
+    message: /report shows mean entailment 0\.5, below the mandate's min_floor/,
+    needs: ['mandate', 'artifact'],
+    apply: (p) => {
+      p.artifact!.report = { digest: 'a'.repeat(64), meanEntailment: 0.5 };
+      p.mandate!.minFloor = Math.max(p.mandate!.minFloor ?? 0, 0.6);
+    },
+  },
 ];
 
 const compatible = (a: Rule, b: Rule) =>
