@@ -223,7 +223,7 @@ describe('refusals, in the documented order, each changing nothing', () => {
     },
   ];
 
-  test('[BUY-RULES] [FLEET-FLOOR] each purchase rule alone answers its exact status and code, and changes nothing', async () => {
+  test('[BUY-RULES] each purchase rule alone answers its exact status and code, and changes nothing', async () => {
     for (const c of rules) await refused(c);
     // The same base lets a purchase through: each refusal above came from its own rule alone.
     const b = await buyer();

@@ -237,3 +237,21 @@ test('[BUY-RULES] a listing that is not live, missing, or across the sandbox lin
     }
   }
 });
+
+test('[FLEET-FLOOR] min_floor: a floor or report score equal to it passes, below it is floor_not_met, and an edition not yet judged is not refused by it', () => {
+  const at = (floor: number, report: number | null, minFloor: number | undefined) => {
+    const p = base();
+    p.listing!.floor = floor;
+    p.artifact!.report = report === null ? null : { digest: 'a'.repeat(64), meanEntailment: report };
+    if (minFloor === undefined) delete p.mandate!.minFloor;
+    else p.mandate!.minFloor = minFloor;
+    return purchaseRefusal(p)?.code ?? null;
+  };
+  assert.equal(at(0.7, 0.7, 0.7), null, 'equal to min_floor meets it');
+  assert.equal(at(0.69, 0.9, 0.7), 'floor_not_met');
+  assert.equal(at(0.9, 0.69, 0.7), 'floor_not_met');
+  // Settlement decides an edition without a report yet; the filter judges only what is known.
+  assert.equal(at(0.9, null, 0.7), null);
+  // A mandate written before min_floor existed filters nothing.
+  assert.equal(at(0, 0, undefined), null);
+});
