@@ -87,6 +87,18 @@ const defaults = { params: none, query: noQuery, errors: [] as readonly ErrorCod
 /** A row with its defaults; `const` keeps each row's literal types (id, dispatch, schemas) for typed handlers. */
 const row = <const R extends Row>(r: R) => ({ ...defaults, ...r }) as Omit<typeof defaults, keyof R> & R;
 
+/**
+ * What the purchase rules (mandate, judge filters, floor filter, credits) can refuse with: a purchase, and a
+ * subscription whose first cycle is checked by the same rules.
+ */
+const mandateAndCreditRefusals = [
+  'mandate_exceeded',
+  'judge_version_rejected',
+  'mandate_revoked',
+  'insufficient_credits',
+  'floor_not_met',
+] as const;
+
 export const operations = [
   row({
     id: 'searchArtifacts',
@@ -160,17 +172,7 @@ export const operations = [
     successStatus: 201,
     mutating: true,
     dispatch: { to: 'actor', kind: 'principal' },
-    errors: [
-      'not_found',
-      'validation_failed',
-      'requote_required',
-      'mandate_exceeded',
-      'judge_version_rejected',
-      'mandate_revoked',
-      'insufficient_credits',
-      'floor_not_met',
-      'idempotency_conflict',
-    ],
+    errors: ['not_found', 'validation_failed', 'requote_required', ...mandateAndCreditRefusals, 'idempotency_conflict'],
     available: true,
   }),
   row({
@@ -252,16 +254,7 @@ export const operations = [
     mutating: true,
     dispatch: { to: 'actor', kind: 'principal' },
     // Subscribing runs the first cycle's purchase rules: a first cycle they would refuse creates nothing.
-    errors: [
-      'not_found',
-      'validation_failed',
-      'mandate_exceeded',
-      'judge_version_rejected',
-      'mandate_revoked',
-      'insufficient_credits',
-      'floor_not_met',
-      'idempotency_conflict',
-    ],
+    errors: ['not_found', 'validation_failed', ...mandateAndCreditRefusals, 'idempotency_conflict'],
     available: true,
   }),
   row({

@@ -6,6 +6,7 @@ import {
   type BusReply,
   type BusRequest,
   type CallRecordedFact,
+  type Caller,
   type InternalOpId,
   type LedgerFact,
   okReply,
@@ -16,8 +17,25 @@ import { derivedId } from '../shared/ids.ts';
 import { factBase, type PrincipalDeps } from './deps.ts';
 import type { PrincipalState } from './state.ts';
 import { keyOf, recordOf } from './idempotency.ts';
+import type { StoredReply } from './purchase-reply.ts';
 
 type ForwardedOp = 'publishArtifact' | 'publishEdition' | 'createListing' | 'repriceListing' | 'unlistListing';
+
+/** Answer `reply` and record it under the call's key as a `call_recorded` fact, so a retry replays it. */
+export function recordedCall(
+  d: PrincipalDeps,
+  state: PrincipalState,
+  req: BusRequest & { caller: Caller },
+  reply: StoredReply,
+): Decision<LedgerFact> {
+  const fact: CallRecordedFact = {
+    ...factBase(d, state.principalId, req.caller.sandbox, state.availableCents),
+    type: 'call_recorded',
+    op: req.op,
+    idempotency: recordOf(req, req.caller.agentId, reply),
+  };
+  return { fact, reply: okReply(reply.status, reply.body) };
+}
 
 /** Ask `subject`, then record a success; a refusal changed nothing, so running it again under the key is harmless. */
 function forward(
@@ -29,16 +47,8 @@ function forward(
 ): Decision<LedgerFact> {
   return {
     call: { subject, request },
-    next: (reply: BusReply) => {
-      if (!reply.ok) return { reply };
-      const fact: CallRecordedFact = {
-        ...factBase(d, state.principalId, req.caller.sandbox, state.availableCents),
-        type: 'call_recorded',
-        op: req.op,
-        idempotency: recordOf(req, req.caller.agentId, { status: reply.status, body: reply.body }),
-      };
-      return { fact, reply: okReply(reply.status, reply.body) };
-    },
+    next: (reply: BusReply) =>
+      reply.ok ? recordedCall(d, state, req, { status: reply.status, body: reply.body }) : { reply },
   };
 }
 

@@ -20,10 +20,13 @@ import { internalRequest } from '../runtime/service.ts';
 import { derivedId } from '../shared/ids.ts';
 import { subscriptionResource } from '../shared/subscription-resource.ts';
 import { factBase, type PrincipalDeps } from './deps.ts';
+import { recordedCall } from './forwarding.ts';
 import { keyOf, recordOf } from './idempotency.ts';
 import { purchaseRefusal } from './purchase-policy.ts';
 import { settleRequest } from './settlement.ts';
 import { currentMandate, type PrincipalState } from './state.ts';
+
+const noSuchSubscription = 'no subscription with this id is yours or to your listings';
 
 /** Failed cycles in a row that pause a subscription. */
 export const failedCyclesToPause = 3;
@@ -93,17 +96,10 @@ export async function subscribeListing(
   const key = keyOf(req).key;
   if (existing?.state === 'active') {
     // Answered as it is (201, like any subscribe), and the key recorded so a replay answers the same.
-    const reply = {
+    return recordedCall(d, state, req, {
       status: 201,
       body: subscriptionResource(existing, state.principalId, listing.priceCents, caller.principalId),
-    };
-    const fact: LedgerFact = {
-      ...factBase(d, state.principalId, caller.sandbox, state.availableCents),
-      type: 'call_recorded',
-      op: req.op,
-      idempotency: recordOf(req, caller.agentId, reply),
-    };
-    return { fact, reply: okReply(reply.status, reply.body) };
+    });
   }
   const refusal = purchaseRefusal({
     sandbox: caller.sandbox,
@@ -269,7 +265,7 @@ export async function cancelSubscription(
   const { caller } = req;
   const id = req.params.subscription_id;
   const own = state.subscriptions.get(id);
-  const notFound = { reply: errorReply('not_found', 'no subscription with this id is yours or to your listings') };
+  const notFound = { reply: errorReply('not_found', noSuchSubscription) };
   if (own && own.sandbox === caller.sandbox) {
     if (own.state === 'canceled') return { reply: okReply(201, await resourceFor(d, state, own, caller.principalId)) };
     const fact = cancellation(d, state, own, 'buyer');
@@ -295,18 +291,10 @@ export async function cancelSubscription(
             { requestId: req.requestId },
           ),
         },
-        next: (canceled: BusReply) => {
-          if (!canceled.ok) return { reply: canceled };
-          const body = { ...(canceled.body as object), role: 'seller' };
-          const reply = { status: 201, body };
-          const fact: LedgerFact = {
-            ...factBase(d, state.principalId, caller.sandbox, state.availableCents),
-            type: 'call_recorded',
-            op: req.op,
-            idempotency: recordOf(req, caller.agentId, reply),
-          };
-          return { fact, reply: okReply(reply.status, reply.body) };
-        },
+        next: (canceled: BusReply) =>
+          canceled.ok
+            ? recordedCall(d, state, req, { status: 201, body: { ...(canceled.body as object), role: 'seller' } })
+            : { reply: canceled },
       };
     },
   };
@@ -321,7 +309,7 @@ export async function cancelForSeller(
   const c = req.body;
   const sub = state.subscriptions.get(c.subscriptionId);
   if (!sub || sub.sellerPrincipalId !== c.sellerPrincipalId) {
-    return { reply: errorReply('not_found', 'no subscription with this id is yours or to your listings') };
+    return { reply: errorReply('not_found', noSuchSubscription) };
   }
   if (sub.state === 'canceled') return { reply: okReply(200, await resourceFor(d, state, sub, c.sellerPrincipalId)) };
   const fact = cancellation(d, state, sub, c.by === 'seller' ? 'seller' : 'listing_unlisted');

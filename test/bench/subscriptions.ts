@@ -11,6 +11,7 @@ import pino from 'pino';
 import { runDueCycles } from '../../actors/index.ts';
 import { names as namesOf } from '../../contracts/index.ts';
 import { connectNats } from '../../storage/index.ts';
+import { artifactContent } from '../support/catalog.ts';
 import { systemEnv } from '../support/env.ts';
 import { call } from '../support/http.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
@@ -47,21 +48,7 @@ try {
     body: { scopes: ['read:artifact', 'read:trust', 'purchase', 'publish'] },
   });
   const seller = s.body.token as string;
-  const content = [
-    '---',
-    'title: Living bench',
-    'topics: [bench]',
-    'floor: 0.7',
-    '---',
-    '',
-    '## Claims',
-    '- [c1] Alpha beta gamma delta. (source: s1, locator: "Notes")',
-    '',
-    '## Sources',
-    '### [s1] Bench source',
-    '#### Notes',
-    '> Alpha beta gamma delta.',
-  ].join('\n');
+  const content = artifactContent('Living bench', [['c1', 'Alpha beta gamma delta.']], ['Alpha beta gamma delta.']);
   const a = await call(baseUrl, 'POST', '/v1/artifacts', {
     token: seller,
     body: { title: 'Living bench', content },

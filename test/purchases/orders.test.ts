@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { currentJudgeVersion } from '../../actors/index.ts';
-import { independentlyVerifyBundle, registerSeller, verifiedListing } from '../support/catalog.ts';
+import { independentlyVerifyBundle, registerSeller, registerWithScopes, verifiedListing } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { type Agent, eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
 import { mintToken } from '../support/tokens.ts';
@@ -21,16 +21,7 @@ after(async () => {
   await sys.stop();
 });
 
-async function buyer(): Promise<Agent> {
-  const r = await sys.call('POST', '/sandbox/agents', { body: { scopes: buyerScopes } });
-  assert.equal(r.status, 201);
-  return {
-    token: r.body.token,
-    principalId: r.body.principal_id,
-    agentId: r.body.agent_id,
-    balanceCents: r.body.balance_cents,
-  };
-}
+const buyer = () => registerWithScopes(sys, buyerScopes);
 
 /** A listing whose artifact's report has landed; `good` decides whether it meets its 0.7 floor. */
 const listing = (key: string, o: { price: number; good: boolean; formats?: string[] }) =>

@@ -8,7 +8,7 @@ import pino from 'pino';
 import { principalFactsOf } from '../../actors/index.ts';
 import { startRoles } from '../../cli/roles.ts';
 import { openPool, rebuildProjection } from '../../storage/index.ts';
-import { registerSeller, verifiedListing } from '../support/catalog.ts';
+import { registerSeller, registerWithScopes, verifiedListing } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { connectMcp, outcome } from '../support/mcp.ts';
 import { type Agent, eventually, ledgerFacts, startSystem, type TestSystem } from '../support/system.ts';
@@ -38,16 +38,7 @@ after(async () => {
   await sys.stop();
 });
 
-async function buyer(scopes = buyerScopes): Promise<Agent> {
-  const r = await sys.call('POST', '/sandbox/agents', { body: { scopes } });
-  assert.equal(r.status, 201);
-  return {
-    token: r.body.token,
-    principalId: r.body.principal_id,
-    agentId: r.body.agent_id,
-    balanceCents: r.body.balance_cents,
-  };
-}
+const buyer = () => registerWithScopes(sys, buyerScopes);
 
 let listings = 0;
 /** A living listing (billed hourly) whose report has landed and meets its floor. */

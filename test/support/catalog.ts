@@ -7,9 +7,12 @@ import { type Agent, eventually, type TestSystem } from './system.ts';
 
 export const sellerScopes = ['read:artifact', 'read:trust', 'purchase', 'publish'];
 
-export async function registerSeller(sys: TestSystem): Promise<Agent> {
-  const r = await sys.call('POST', '/sandbox/agents', { body: { scopes: sellerScopes } });
-  if (r.status !== 201) throw new Error(`seller registration failed: ${r.status}`);
+export const registerSeller = (sys: TestSystem) => registerWithScopes(sys, sellerScopes);
+
+/** A sandbox agent registered with these scopes. */
+export async function registerWithScopes(sys: TestSystem, scopes: string[]): Promise<Agent> {
+  const r = await sys.call('POST', '/sandbox/agents', { body: { scopes } });
+  if (r.status !== 201) throw new Error(`registration failed: ${r.status} ${JSON.stringify(r.body)}`);
   return {
     token: r.body.token,
     principalId: r.body.principal_id,
