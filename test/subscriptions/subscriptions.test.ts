@@ -333,7 +333,7 @@ describe('[SUBS-REFUSALS] refusals are typed and change nothing', () => {
   let living: Awaited<ReturnType<typeof livingListing>>;
   let initial: { balance: number; subscriptions: any[]; orders: any[] };
 
-  test('setup', async () => {
+  before(async () => {
     b = await buyer();
     living = await livingListing(200);
     initial = { balance: await balance(b), subscriptions: await subscriptions(b), orders: await orders(b) };
