@@ -13,7 +13,7 @@ export { QuoteCache, type Quotes } from './principal/quotes.ts';
 export { type Clock, type IdSource, randomIds, systemClock } from './runtime/clock.ts';
 export { type ActorBehaviour, ActorHost, type Decision, type HostOptions } from './runtime/host.ts';
 export { ShardLeases, type ShardRef } from './runtime/leases.ts';
-export { busRequest, serveService } from './runtime/service.ts';
+export { askInternal, busRequest, internalRequest, serveService } from './runtime/service.ts';
 export { startSingleton } from './runtime/singleton.ts';
 export { sandboxScopes, sandboxService } from './sandbox/service.ts';
 export { catalogService } from './catalog/service.ts';

@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=32 --import tsx
 // The `assay` command. Server roles: `serve` (all roles in one process), `gateway`, `actors`, `workers`.
-// Operator commands: `rebuild-projections`, `mint-token`, `rotate-key`.
+// Operator commands: `rebuild-projections`, `mint-token`, `rotate-key`, `errata`, `plan`.
 import { parseArgs } from 'node:util';
 import {
   ensureActiveKey,
@@ -15,6 +15,7 @@ import { loadConfig, names as namesOf } from '../contracts/index.ts';
 import { healthAlerts, listingProjection, openHealthBucket, parkedFacts, rebuildProjection } from '../storage/index.ts';
 import { errataCommand } from './errata.ts';
 import { judgeCommand } from './judge.ts';
+import { planCommand } from './plan.ts';
 import { allRoles, makeLogger, openDatabase, openNats, type Role, StartupError, startRoles } from './roles.ts';
 import { verifyReportCommand } from './verify.ts';
 
@@ -39,6 +40,8 @@ operator commands:
   errata open --title <text> --judge-versions <v1,v2> [--description <text>] [--judge-model <name>]
   errata close <id>
   errata list           open and close judge errata (operator only; writes the database directly)
+  plan set <principal> free|pro|enterprise
+  plan show <principal> put a principal on a plan (its agent-route rate limits and daily quotas), or show its plan
   judge eval <file.jsonl> [--version <v>]
                         judge labelled claims (JSON lines: passage, claim, label, kind) with the configured
                         judge (ASSAY_JUDGE) and print one line per claim, then balanced accuracy, sensitivity
@@ -156,6 +159,8 @@ async function main(argv: string[]): Promise<number> {
       return errataCommand(config, rest);
     case 'judge':
       return judgeCommand(config, rest);
+    case 'plan':
+      return planCommand(config, rest);
     default:
       console.error(usage);
 

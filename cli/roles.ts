@@ -43,6 +43,7 @@ import {
   mcpSessionBucketMaxAgeMs,
   names as namesOf,
   type Names,
+  type Operation,
   operations,
   revokedRetentionMs,
 } from '../contracts/index.ts';
@@ -54,6 +55,7 @@ import {
   McpSessions,
   type McpSessionsBucket,
   Pipeline,
+  RateLimiter,
   RevokedSet,
   TokenVerifier,
   WebFace,
@@ -294,6 +296,8 @@ export async function startRoles(
             return m && m.subject === names.ledgerSubject(principalId) ? m.json<LedgerFact>() : null;
           },
           quotes,
+          defaultPlan: config.defaultPlan,
+          rateLeaseMs: config.rateLeaseMs,
         }),
         listingBehaviour({
           names,
@@ -357,9 +361,12 @@ export function wireGateway(o: {
   log: Logger;
   buckets: { health: KV; mcpSessions: McpSessionsBucket; revoked: KV };
   nowMs?: () => number;
+  /** The operation table to serve instead of the contracts' one (a test's, with a row marked deprecated). */
+  operations?: readonly Operation[];
 }): Gateway {
   const { config, names, log } = o;
   const nowMs = o.nowMs ?? Date.now;
+  const ops = o.operations ?? operations;
   const bus = new GatewayBus(o.nc, config.requestTimeoutMs, log);
   const revoked = new RevokedSet(o.buckets.revoked, log, nowMs, revokedRetentionMs(config.oauthAccessTokenSeconds));
   const verifier = new TokenVerifier({
@@ -369,7 +376,8 @@ export function wireGateway(o: {
     fetchJwks: jwksOverBus(bus, names),
     onFetchError: (err) => log.warn({ err }, 'fetching the token key set failed'),
   });
-  const pipeline = new Pipeline({ names, baseUrl: config.baseUrl, bus, verifier }, operations);
+  const limiter = new RateLimiter({ bus, names, leaseMs: config.rateLeaseMs, nowMs, log });
+  const pipeline = new Pipeline({ names, baseUrl: config.baseUrl, bus, verifier, limiter }, ops);
   const sessions = new McpSessions(o.buckets.mcpSessions, {
     idleMs: config.mcpSessionIdleSeconds * 1000,
     perPrincipalMax: config.mcpSessionsPerPrincipalMax,
@@ -377,7 +385,18 @@ export function wireGateway(o: {
     newId: randomUUID,
     onError: (err, what) => log.warn({ err }, what),
   });
-  const mcp = new McpEndpoint({ config, pipeline, bus, sessions, ops: operations, log });
+  const mcp = new McpEndpoint({ config, pipeline, bus, sessions, ops, log, nowMs });
   const web = new WebFace({ config, log, bus, names, pipeline });
-  return new Gateway({ config, log, pipeline, bus, mcp, health: o.buckets.health, web, revoked });
+  return new Gateway({
+    config,
+    log,
+    pipeline,
+    bus,
+    mcp,
+    health: o.buckets.health,
+    web,
+    revoked,
+    nowMs,
+    operations: ops,
+  });
 }

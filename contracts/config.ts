@@ -326,6 +326,21 @@ export const configKeys = {
     int(1, 100_000),
     'Open MCP sessions one principal may hold (all gateways together); initialize beyond it gets 429 rate_limited.',
   ),
+  defaultPlan: key(
+    'ASSAY_DEFAULT_PLAN',
+    'free' as 'free' | 'pro' | 'enterprise',
+    (raw) => {
+      if (raw !== 'free' && raw !== 'pro' && raw !== 'enterprise') throw new Error('must be free, pro or enterprise');
+      return raw;
+    },
+    'The plan of a principal no operator has set one for (`assay plan set`): its rate limits and daily quotas (docs/fleet.md).',
+  ),
+  rateLeaseMs: key(
+    'ASSAY_RATE_LEASE_MS',
+    10_000,
+    int(100, 60_000),
+    'How long a gateway may spend rate-limit tokens it took from a principal actor before it asks again; unspent ones go back with its next request.',
+  ),
   mcpSseStreamsMax: key(
     'ASSAY_MCP_SSE_STREAMS_MAX',
     1000,

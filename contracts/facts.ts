@@ -2,6 +2,7 @@
 // and events are derived from them. Every fact carries a stable id (the id of its ledger entry or event) and its
 // time. Appends carry no JetStream message id: the expected last subject sequence makes them exactly-once.
 import type { ListingState, MandateRecord, SubscriptionRecord } from './internal.ts';
+import type { PlanName } from './plans.ts';
 
 /**
  * The Idempotency-Key of the command that produced a fact, with the hash of its request and, unless the fact alone
@@ -122,6 +123,13 @@ export interface SubscriptionChangedFact extends FactBase {
   subscription: SubscriptionRecord;
 }
 
+/** An operator put the principal on a plan: its rate limits and quotas from now on (contracts/plans.ts). */
+export interface PlanSetFact extends FactBase {
+  type: 'plan_set';
+  plan: PlanName;
+  previous: PlanName | null;
+}
+
 /** Facts on a principal's ledger subject (`<ns>.ledger.<principalId>`). */
 export type LedgerFact =
   | CreditedFact
@@ -131,7 +139,8 @@ export type LedgerFact =
   | EscrowHeldFact
   | EscrowReleasedFact
   | EscrowRefundedFact
-  | SubscriptionChangedFact;
+  | SubscriptionChangedFact
+  | PlanSetFact;
 
 interface ListingFactBase {
   id: string;

@@ -67,9 +67,14 @@ export { mcpSessionBucketMaxAgeMs, mcpSessionTouchEveryMs } from './mcp.ts';
 export { type NatsFailure, natsFailure } from './nats-errors.ts';
 export {
   assertOperationTable,
+  changelogPath,
+  deprecationInstants,
+  deprecationNoticeDays,
+  deprecationPolicyPath,
   type Dispatch,
   mcpIdempotencyKeyArgument,
   type Operation,
+  type OperationDeprecation,
   operations,
   pathParamNames,
   pipelineErrors,
@@ -77,6 +82,18 @@ export {
   scopes,
   type TableOperation,
 } from './operations.ts';
+export {
+  agentBucket,
+  type BucketSpec,
+  type Plan,
+  PlanName,
+  planNames,
+  plans,
+  RateClass,
+  rateClasses,
+  rateClassOf,
+  utcDay,
+} from './plans.ts';
 export * as schemas from './schemas.ts';
 export {
   type AccountViewT,
@@ -123,6 +140,7 @@ export type {
   ListingFact,
   MandateRevokedFact,
   MandateSetFact,
+  PlanSetFact,
   SubscriptionChangedFact,
 } from './facts.ts';
 

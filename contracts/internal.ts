@@ -4,6 +4,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import type { ActorKind, ServiceName } from './bus.ts';
 import { oauthMessages } from './oauth.ts';
+import { PlanName, RateClass } from './plans.ts';
 import * as S from './schemas.ts';
 
 export interface InternalOperation {
@@ -190,6 +191,37 @@ export type SettleCommand = Static<typeof SettleCommand>;
 export type GrantSandboxReply = Static<typeof GrantSandboxReply>;
 export type IdempotencyLookup = Static<typeof IdempotencyLookup>;
 export type IdempotencyLookupReply = Static<typeof IdempotencyLookupReply>;
+
+/**
+ * A gateway takes rate-limit tokens from a principal actor in batches (gateway/rate-limiter.ts): `want` of the
+ * agent's and the principal's buckets of one class, giving back what its previous batch left unspent.
+ */
+export const RateLease = Type.Object({
+  agentId: Type.String(),
+  rateClass: RateClass,
+  want: Type.Integer({ minimum: 1 }),
+  giveBack: Type.Integer({ minimum: 0 }),
+});
+export const RateLeaseReply = Type.Object({
+  granted: Type.Integer({ minimum: 0 }),
+  /** The tighter bucket after the grant: its size, whole tokens left in it, and milliseconds until it is full. */
+  limit: Type.Integer(),
+  remaining: Type.Integer(),
+  resetMs: Type.Integer(),
+  /** With nothing granted: milliseconds until a token is there. */
+  retryAfterMs: Type.Integer(),
+  /** How many tokens to ask for next time, from this class's rate (the gateway's batch size). */
+  batch: Type.Integer({ minimum: 1 }),
+});
+
+/** An operator sets a principal's plan (`assay plan set`). */
+export const PlanSetCommand = Type.Object({
+  principalId: Type.String(),
+  plan: PlanName,
+  /** The principal's side of the sandbox line (the operator command reads it from the principal's record). */
+  sandbox: Type.Boolean(),
+});
+export const PlanReply = Type.Object({ principalId: Type.String(), plan: PlanName, explicit: Type.Boolean() });
 
 const catalog = { to: 'service', service: 'catalog' } as const;
 const oauth = { to: 'service', service: 'oauth' } as const;
@@ -420,6 +452,30 @@ export const internalOperations = [
     body: oauthMessages.revoke.body,
     reply: oauthMessages.revoke.reply,
     summary: 'RFC 7009 revocation of a refresh or access token.',
+  }),
+  internal({
+    id: 'rate.lease',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: RateLease,
+    reply: RateLeaseReply,
+    summary: 'Take a batch of rate-limit tokens of one class for one agent (a gateway, when its batch is spent).',
+  }),
+  internal({
+    id: 'plan.set',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: PlanSetCommand,
+    reply: PlanReply,
+    summary: "Set a principal's plan: its rate limits and quotas (the operator command).",
+  }),
+  internal({
+    id: 'plan.get',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: Type.Object({ principalId: Type.String() }),
+    reply: PlanReply,
+    summary: "A principal's plan, and whether an operator set it or it is the default.",
   }),
 ] as const satisfies readonly InternalOperation[];
 

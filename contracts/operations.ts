@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import Type, { type TObject, type TSchema } from 'typebox';
 import type { ActorKind, ServiceName } from './bus.ts';
 import { type ErrorCode, errorTable } from './errors.ts';
+import type { RateClass } from './plans.ts';
 import * as S from './schemas.ts';
 
 export const scopes = ['read:artifact', 'read:trust', 'purchase', 'publish', 'manage:mandate'] as const;
@@ -16,7 +17,10 @@ export type Scope = (typeof scopes)[number];
 export type Dispatch =
   | { to: 'actor'; kind: ActorKind }
   | { to: 'service'; service: ServiceName }
-  | { to: 'gateway'; page: 'healthz' | 'openapi' | 'errors' | 'offerSchema' | 'protectedResource' }
+  | {
+      to: 'gateway';
+      page: 'healthz' | 'openapi' | 'errors' | 'changelog' | 'deprecationPolicy' | 'offerSchema' | 'protectedResource';
+    }
   | { to: 'mcp' };
 
 export interface Operation {
@@ -50,6 +54,10 @@ export interface Operation {
   toolResource?: boolean;
   /** Domain errors the handler can return, beyond the pipeline's own (see pipelineErrors). */
   errors: readonly ErrorCode[];
+  /** The rate-limit bucket an agent call spends from; read for GET and write otherwise when absent. */
+  rateClass?: RateClass;
+  /** Set when the operation is being retired (docs/deprecation.md); absent on every operation that is not. */
+  deprecated?: OperationDeprecation;
   /**
    * agent: a /v1 route of the agent API (typed errors, bearer token). web: a route the spec places on {web_url}
    * (served by the same gateway, typed errors). public: other routes on {base_url}.
@@ -60,6 +68,36 @@ export interface Operation {
    * the real auth contract), and 404 not_found with one; it is absent from the OpenAPI document and tools/list.
    */
   available: boolean;
+}
+
+/**
+ * A deprecation: `since` is the Deprecation date, `sunset` the day the route stops serving (both ISO dates, meaning
+ * 00:00 UTC), `replacement` the id of the operation to use instead.
+ */
+export interface OperationDeprecation {
+  since: string;
+  sunset: string;
+  replacement?: string;
+}
+
+/** The policy's notice period: the Sunset date is at least this many days after the Deprecation date. */
+export const deprecationNoticeDays = 180;
+/** Where the changelog and the deprecation policy (docs/CHANGELOG.md, docs/deprecation.md) are served. */
+export const changelogPath = '/docs/changelog';
+export const deprecationPolicyPath = '/docs/deprecation';
+
+const isoDate = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** The instants of a deprecation's dates; throws on a date that is not a real YYYY-MM-DD day. */
+export function deprecationInstants(d: OperationDeprecation): { sinceMs: number; sunsetMs: number } {
+  const instant = (date: string) => {
+    const m = isoDate.exec(date);
+    assert(m, `${date} is not an ISO date (YYYY-MM-DD)`);
+    const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+    assert.equal(new Date(ms).toISOString().slice(0, 10), date, `${date} is not a day of the calendar`);
+    return ms;
+  };
+  return { sinceMs: instant(d.since), sunsetMs: instant(d.sunset) };
 }
 
 const none = S.NoParams;
@@ -88,10 +126,11 @@ const defaults = { params: none, query: noQuery, errors: [] as readonly ErrorCod
 const row = <const R extends Row>(r: R) => ({ ...defaults, ...r }) as Omit<typeof defaults, keyof R> & R;
 
 /**
- * What the purchase rules (mandate, judge filters, floor filter, credits) can refuse with: a purchase, and a
- * subscription whose first cycle is checked by the same rules.
+ * What the purchase rules (daily quotas, mandate, judge filters, floor filter, credits) can refuse with: a purchase,
+ * and a subscription whose first cycle is checked by the same rules.
  */
-const mandateAndCreditRefusals = [
+const purchaseRuleRefusals = [
+  'quota_exhausted',
   'mandate_exceeded',
   'judge_version_rejected',
   'mandate_revoked',
@@ -171,8 +210,9 @@ export const operations = [
     output: S.PurchaseResult,
     successStatus: 201,
     mutating: true,
+    rateClass: 'purchase',
     dispatch: { to: 'actor', kind: 'principal' },
-    errors: ['not_found', 'validation_failed', 'requote_required', ...mandateAndCreditRefusals, 'idempotency_conflict'],
+    errors: ['not_found', 'validation_failed', 'requote_required', ...purchaseRuleRefusals, 'idempotency_conflict'],
     available: true,
   }),
   row({
@@ -252,9 +292,10 @@ export const operations = [
     output: S.Subscription,
     successStatus: 201,
     mutating: true,
+    rateClass: 'purchase',
     dispatch: { to: 'actor', kind: 'principal' },
     // Subscribing runs the first cycle's purchase rules: a first cycle they would refuse creates nothing.
-    errors: ['not_found', 'validation_failed', ...mandateAndCreditRefusals, 'idempotency_conflict'],
+    errors: ['not_found', 'validation_failed', ...purchaseRuleRefusals, 'idempotency_conflict'],
     available: true,
   }),
   row({
@@ -300,6 +341,7 @@ export const operations = [
     output: S.TopUpResult,
     successStatus: 201,
     mutating: true,
+    rateClass: 'topup',
     dispatch: { to: 'actor', kind: 'principal' },
     errors: ['idempotency_conflict'],
     available: true,
@@ -738,6 +780,38 @@ export const operations = [
     audience: 'public',
     available: true,
   }),
+  row({
+    id: 'changelogPage',
+    method: 'GET',
+    path: changelogPath,
+    scope: null,
+    tool: null,
+    summary:
+      'The changelog of this API (Markdown, docs/CHANGELOG.md): versions, and what each added, changed or deprecated.',
+    body: null,
+    output: Type.String(),
+    successStatus: 200,
+    mutating: false,
+    dispatch: { to: 'gateway', page: 'changelog' },
+    audience: 'public',
+    available: true,
+  }),
+  row({
+    id: 'deprecationPolicyPage',
+    method: 'GET',
+    path: deprecationPolicyPath,
+    scope: null,
+    tool: null,
+    summary:
+      'The deprecation policy (Markdown, docs/deprecation.md): notice period, Deprecation and Sunset headers, what happens at sunset.',
+    body: null,
+    output: Type.String(),
+    successStatus: 200,
+    mutating: false,
+    dispatch: { to: 'gateway', page: 'deprecationPolicy' },
+    audience: 'public',
+    available: true,
+  }),
 ] satisfies readonly Operation[];
 
 /** One row of the table, with its literal types. */
@@ -791,6 +865,28 @@ export function assertOperationTable(table: readonly Operation[] = operations): 
       assert(op.tool === null && op.scope === null && !op.mutating, `${op.id}: the endpoint authenticates per tool`);
     }
   }
+  for (const op of table) if (op.deprecated) assertDeprecation(op, table);
+}
+
+/**
+ * docs/deprecation.md: the notice period holds, a deprecated operation is served until its sunset (the MCP endpoint
+ * retires tools one by one, never itself), and its replacement is served and not being retired too.
+ */
+function assertDeprecation(op: Operation, table: readonly Operation[]): void {
+  const d = op.deprecated!;
+  const { sinceMs, sunsetMs } = deprecationInstants(d);
+  const noticeDays = (sunsetMs - sinceMs) / 86_400_000;
+  assert(
+    noticeDays >= deprecationNoticeDays,
+    `${op.id}: sunset ${d.sunset} is ${noticeDays} days after ${d.since}; the policy gives at least ${deprecationNoticeDays}`,
+  );
+  assert(op.available, `${op.id}: only an available operation can be deprecated`);
+  assert(op.dispatch.to !== 'mcp', `${op.id}: the MCP endpoint is not deprecated; its tools are, with their rows`);
+  if (d.replacement === undefined) return;
+  const replacement = table.find((r) => r.id === d.replacement);
+  assert(replacement, `${op.id}: replacement ${d.replacement} is not an operation`);
+  assert(replacement.id !== op.id, `${op.id}: an operation does not replace itself`);
+  assert(replacement.available && !replacement.deprecated, `${op.id}: replacement ${d.replacement} must be served`);
 }
 
 /**

@@ -1,5 +1,15 @@
-// The errors page: one section per code, so every docs_url (`/docs/errors#<code>`) lands on its explanation.
+// The errors page: one section per code, so every docs_url (`/docs/errors#<code>`) lands on its explanation. And the
+// Markdown documents served as they are in the repository (the changelog and the deprecation policy).
+import { readFileSync } from 'node:fs';
 import { errorCodes, errorTable, transportStatus } from '../contracts/index.ts';
+
+/** The repository's docs/ folder, found from this module so the gateway serves the files, not copies of them. */
+const docsDir = new URL('../docs/', import.meta.url);
+
+/** A Markdown file of docs/, read once when the gateway starts; a missing file stops the start. */
+export function markdownDocument(file: 'CHANGELOG.md' | 'deprecation.md'): string {
+  return readFileSync(new URL(file, docsDir), 'utf8');
+}
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 

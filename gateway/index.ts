@@ -1,12 +1,14 @@
 // Public entry of gateway/: the agent API's HTTP face and the pieces the composition root wires into it (bus,
 // token verifier, pipeline, MCP endpoint and session store), the router, and the generated documents.
 export { GatewayBus } from './bus.ts';
+export { type Deprecation, deprecationHeaders, deprecationsOf } from './deprecation.ts';
 export { errorsPage } from './docs.ts';
 export { McpEndpoint, type McpEndpointDeps } from './mcp/endpoint.ts';
 export { type McpSession, McpSessions, type McpSessionsBucket, type McpSessionsOptions } from './mcp/sessions.ts';
 export { type McpTool, toolsFromTable } from './mcp/tools.ts';
 export { openApiDocument } from './openapi.ts';
 export { type CallInput, type CallResult, Pipeline, requestHash } from './pipeline.ts';
+export { RateLimiter, type RateVerdict } from './rate-limiter.ts';
 export { RevokedSet } from './revocations.ts';
 export { compileRouter, type Route, type RouteMatch } from './router.ts';
 export { Gateway, type GatewayOptions } from './server.ts';

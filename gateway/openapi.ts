@@ -1,9 +1,12 @@
 // The OpenAPI 3.1 document, generated from the operation table and the error table, and the OAuth server's endpoints
 // from the web face's route table (gateway/web/). Operations that are not available in this version are left out.
 import {
+  changelogPath,
+  deprecationPolicyPath,
   errorTable,
   type ErrorCode,
   type Operation,
+  type OperationDeprecation,
   pipelineErrors,
   type Scope,
   schemas,
@@ -39,7 +42,7 @@ export function openApiDocument(ops: readonly Operation[], baseUrl: string, webR
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of ops) {
     if (!op.available) continue;
-    paths[op.path] = { ...paths[op.path], [op.method.toLowerCase()]: operationObject(op) };
+    paths[op.path] = { ...paths[op.path], [op.method.toLowerCase()]: operationObject(op, ops) };
   }
   for (const route of webRoutes) {
     if (!route.doc) continue;
@@ -50,9 +53,11 @@ export function openApiDocument(ops: readonly Operation[], baseUrl: string, webR
     info: {
       title: 'Assay agent API',
       version: '1.0.0',
-      description:
-        'Verified-artifact marketplace for AI agents. Every /v1 route has an MCP tool twin (x-mcp-tool) running the same pipeline: scope, validation, Idempotency-Key, handler. Errors are always the typed Error object; see /docs/errors.',
+      description: `Verified-artifact marketplace for AI agents. Every /v1 route has an MCP tool twin (x-mcp-tool) running the same pipeline: scope, validation, Idempotency-Key, handler. Errors are always the typed Error object; see /docs/errors. Changes by version: ${changelogPath}. Deprecation policy: ${deprecationPolicyPath} (a deprecated operation is marked deprecated, with x-deprecated-since and x-sunset, and answers with Deprecation, Sunset and Link headers).`,
+      'x-changelog': `${baseUrl}${changelogPath}`,
+      'x-deprecation-policy': `${baseUrl}${deprecationPolicyPath}`,
     },
+    externalDocs: { description: 'Changelog (Keep a Changelog, Markdown)', url: `${baseUrl}${changelogPath}` },
     servers: [{ url: baseUrl }],
     components: {
       securitySchemes: {
@@ -87,7 +92,7 @@ export function openApiDocument(ops: readonly Operation[], baseUrl: string, webR
   };
 }
 
-function operationObject(op: Operation) {
+function operationObject(op: Operation, ops: readonly Operation[]) {
   const parameters: unknown[] = [];
   for (const [name, schema] of Object.entries(op.params.properties)) {
     parameters.push({ name, in: 'path', required: true, schema: plain(schema) });
@@ -125,9 +130,15 @@ function operationObject(op: Operation) {
       content: { 'application/json': { schema: errorRef } },
     };
   }
+  if (op.deprecated) {
+    for (const response of Object.values(responses) as { headers?: Record<string, unknown> }[]) {
+      response.headers = { ...response.headers, ...deprecationResponseHeaders };
+    }
+  }
   return {
     operationId: op.id,
     summary: op.summary,
+    ...(op.deprecated ? deprecationFields(op.deprecated, ops) : {}),
     ...(op.scope
       ? { security: [{ bearer: [] }, { oauth2: [op.scope] }], 'x-scope': op.scope }
       : { security: op.dispatch.to === 'mcp' ? [{ bearer: [] }] : [] }),
@@ -141,7 +152,39 @@ function operationObject(op: Operation) {
   };
 }
 
-/** The success response: JSON for most rows; the errors page is HTML, the MCP event stream SSE, DELETE /mcp empty. */
+/** What every response of a deprecated operation carries (docs/deprecation.md). */
+const deprecationResponseHeaders = {
+  Deprecation: {
+    description: 'RFC 9745: the date the operation was deprecated, as @<unix seconds>.',
+    schema: { type: 'string' },
+  },
+  Sunset: {
+    description: 'RFC 8594: the HTTP-date from which the operation answers 404 not_found.',
+    schema: { type: 'string' },
+  },
+  Link: {
+    description: `The deprecation policy, rel="deprecation" (${deprecationPolicyPath}).`,
+    schema: { type: 'string' },
+  },
+};
+
+/** deprecated: true, the dates as extensions, and the same in words for readers of the summary and description. */
+function deprecationFields(d: OperationDeprecation, ops: readonly Operation[]) {
+  const replacement = ops.find((r) => r.id === d.replacement);
+  const instead = replacement ? ` Use ${replacement.method} ${replacement.path} (${replacement.id}) instead.` : '';
+  return {
+    description: `Deprecated since ${d.since}; from ${d.sunset} (the Sunset date) it answers 404 not_found.${instead} See ${deprecationPolicyPath}.`,
+    deprecated: true,
+    'x-deprecated-since': d.since,
+    'x-sunset': d.sunset,
+    ...(replacement ? { 'x-replacement': replacement.id } : {}),
+  };
+}
+
+/**
+ * The success response: JSON for most rows; the errors page is HTML, the changelog and deprecation policy Markdown,
+ * the MCP event stream SSE, DELETE /mcp empty.
+ */
 function successResponse(op: Operation) {
   const d = op.dispatch;
   if (d.to === 'mcp' && op.method === 'DELETE') return { description: 'The session has ended.' };
@@ -158,9 +201,11 @@ function successResponse(op: Operation) {
   const type =
     d.to === 'gateway' && d.page === 'errors'
       ? 'text/html'
-      : d.to === 'mcp' && op.method === 'GET'
-        ? 'text/event-stream'
-        : 'application/json';
+      : d.to === 'gateway' && (d.page === 'changelog' || d.page === 'deprecationPolicy')
+        ? 'text/markdown'
+        : d.to === 'mcp' && op.method === 'GET'
+          ? 'text/event-stream'
+          : 'application/json';
   return { description: 'Success.', content: { [type]: { schema: plain(op.output) } } };
 }
 

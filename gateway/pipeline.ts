@@ -1,5 +1,5 @@
 // The pipeline every agent call runs, REST or MCP, in this order: route (done by the caller), authentication,
-// scope, input validation, Idempotency-Key, dispatch over NATS, reply mapping. One function, so both faces
+// scope, rate limit, input validation, Idempotency-Key, dispatch over NATS, reply mapping. One function, so both faces
 // behave the same by construction.
 import { hash } from 'node:crypto';
 import { Compile } from 'typebox/compile';
@@ -17,9 +17,12 @@ import {
   jsonValueProblem,
   type Names,
   type Operation,
+  type RateClass,
+  rateClassOf,
   textProblem,
 } from '../contracts/index.ts';
 import type { GatewayBus } from './bus.ts';
+import type { RateLimiter } from './rate-limiter.ts';
 import type { TokenFace, TokenVerifier } from './tokens.ts';
 
 export type BodyInput = { kind: 'none' } | { kind: 'raw'; text: string } | { kind: 'value'; value: unknown };
@@ -79,10 +82,13 @@ export interface PipelineDeps {
   baseUrl: string;
   bus: GatewayBus;
   verifier: TokenVerifier;
+  /** The agent routes' rate limits (gateway/rate-limiter.ts). */
+  limiter: RateLimiter;
 }
 
 export class Pipeline {
   private readonly validators = new Map<string, Validators>();
+  private readonly rateClasses = new Map<string, RateClass>();
 
   constructor(
     private readonly d: PipelineDeps,
@@ -94,6 +100,7 @@ export class Pipeline {
         query: Compile(op.query),
         body: op.body ? Compile(op.body) : null,
       });
+      if (op.audience === 'agent' && op.scope !== null) this.rateClasses.set(op.id, rateClassOf(op));
     }
   }
 
@@ -110,14 +117,14 @@ export class Pipeline {
       if (!auth.ok) return auth.refusal;
       caller = auth.caller;
     }
-    return this.runAs(caller, input);
+    return this.runAs(caller, input, true);
   }
 
   /**
    * The pipeline from step 3 on, for a caller established already: by a token (run), or by a web session for the
-   * account page's own calls (gateway/web/).
+   * account page's own calls (gateway/web/), which a person makes and the agent rate limits do not count.
    */
-  async runAs(caller: Caller | null, input: CallInput): Promise<CallResult> {
+  async runAs(caller: Caller | null, input: CallInput, rateLimited = false): Promise<CallResult> {
     const { op } = input;
     // 3. Scope.
     if (op.scope !== null) {
@@ -129,6 +136,28 @@ export class Pipeline {
         return this.refuse('not_found', `${op.method} ${op.path} is not available in this version of the service`);
       }
     }
+    // Rate limit: agent calls spend a token of the operation's class; every answer says how many are left.
+    const rateClass = rateLimited && caller ? this.rateClasses.get(op.id) : undefined;
+    if (rateClass === undefined) return this.validateAndDispatch(caller, input);
+    const taken = this.d.limiter.take(caller!, rateClass);
+    const verdict = 'ok' in taken ? taken : await taken;
+    if (!verdict.ok) {
+      const refused = this.refuse(
+        'rate_limited',
+        `this agent's ${rateClass} calls are over their plan's rate; retry in ${verdict.retryAfterS} s`,
+        undefined,
+        { ...verdict.headers, 'retry-after': String(verdict.retryAfterS) },
+      );
+      return refused;
+    }
+    const result = await this.validateAndDispatch(caller, input);
+    Object.assign(result.headers, verdict.headers);
+    return result;
+  }
+
+  /** Steps 4 to 7: validation, Idempotency-Key, dispatch, reply mapping. */
+  private async validateAndDispatch(caller: Caller | null, input: CallInput): Promise<CallResult> {
+    const { op } = input;
     // 4. Validation of path, query and body. Text and nesting first (contracts/text.ts): what the schemas and every
     // store downstream can hold, checked without recursion before any recursive validator sees the value.
     if (input.encodingProblem) return this.refuse('validation_failed', input.encodingProblem);

@@ -13,7 +13,8 @@ import {
   transportStatus,
 } from '../contracts/index.ts';
 import type { GatewayBus } from './bus.ts';
-import { errorsPage } from './docs.ts';
+import { type Deprecation, deprecationsOf, withDeprecationHeaders } from './deprecation.ts';
+import { errorsPage, markdownDocument } from './docs.ts';
 import { HealthAlerts } from './health.ts';
 import { Admission } from './http/admission.ts';
 import type { Exchange, Reply, TransportRefusal } from './http/exchange.ts';
@@ -38,9 +39,14 @@ export interface GatewayOptions {
   web: WebFace;
   /** Revoked OAuth grants and tokens, loaded before the gateway listens. */
   revoked: RevokedSet;
+  /** The clock a deprecated operation's Sunset date is compared with. */
+  nowMs: () => number;
+  /** The operation table to serve; the contracts' table when absent (a test serves one with a row deprecated). */
+  operations?: readonly Operation[];
 }
 
 const noBody: BodyInput = { kind: 'none' };
+const markdown = 'text/markdown; charset=utf-8';
 /** An Idempotency-Key header is printable ASCII (the header's draft makes it a structured-field string). */
 const headerKeyPattern = /^[\x20-\x7e]*$/;
 
@@ -48,10 +54,14 @@ export class Gateway {
   private readonly admission: Admission;
   private readonly listener: HttpListener;
   private readonly alerts: HealthAlerts;
-  private readonly match = compileRouter(operations);
+  private readonly match: ReturnType<typeof compileRouter<Operation>>;
   private readonly pipeline: Pipeline;
   private readonly openapiJson: string;
   private readonly errorsHtml = errorsPage();
+  private readonly changelogMarkdown = markdownDocument('CHANGELOG.md');
+  private readonly deprecationMarkdown = markdownDocument('deprecation.md');
+  /** Deprecated operations by id, with their headers computed once (docs/deprecation.md). */
+  private readonly deprecations: Map<string, Deprecation>;
   private readonly offerSchemaJson = JSON.stringify(schemas.OfferDocument);
   private readonly protectedResourceJson: string;
   /** Per-request access lines are debug level; checked once so the hot path pays nothing when they are off. */
@@ -59,11 +69,14 @@ export class Gateway {
   private closing: Promise<void> | null = null;
 
   constructor(private readonly o: GatewayOptions) {
-    assertOperationTable(operations);
+    const table: readonly Operation[] = o.operations ?? operations;
+    assertOperationTable(table);
     const { config } = o;
+    this.match = compileRouter(table);
+    this.deprecations = deprecationsOf(table, config.baseUrl);
     this.pipeline = o.pipeline;
     this.accessLog = o.log.isLevelEnabled('debug');
-    this.openapiJson = JSON.stringify(openApiDocument(operations, config.baseUrl, o.web.routes));
+    this.openapiJson = JSON.stringify(openApiDocument(table, config.baseUrl, o.web.routes));
     this.protectedResourceJson = JSON.stringify(protectedResourceMetadata(config, config.baseUrl, 'Assay agent API'));
     this.alerts = new HealthAlerts(o.health, o.log);
     this.admission = new Admission(config.inflightMax);
@@ -142,12 +155,19 @@ export class Gateway {
       return;
     }
     const op = m.route;
+    const deprecation = this.deprecations.size === 0 ? undefined : this.deprecations.get(op.id);
+    if (deprecation && this.o.nowMs() >= deprecation.sunsetMs) {
+      // Past its sunset the route is gone, as an unknown route is: before authentication, naming its replacement.
+      const result = this.pipeline.refuse('not_found', deprecation.goneMessage);
+      this.reply(x, { ...result, headers: withDeprecationHeaders(result.headers, deprecation) });
+      return;
+    }
     if (op.dispatch.to === 'mcp') {
       this.o.mcp.handle(x, req);
       return;
     }
     if (op.dispatch.to === 'gateway') {
-      this.servePage(x, op.dispatch.page);
+      this.servePage(x, op.dispatch.page, deprecation);
       return;
     }
     const token = bearerToken(req.getHeader('authorization'));
@@ -196,6 +216,8 @@ export class Gateway {
       this.o.log.error({ err, requestId: x.requestId, op: input.op.id }, 'pipeline failed');
       result = this.pipeline.refuse('unavailable', 'the gateway failed to process the request');
     }
+    const deprecation = this.deprecations.size === 0 ? undefined : this.deprecations.get(input.op.id);
+    if (deprecation) result = { ...result, headers: withDeprecationHeaders(result.headers, deprecation) };
     if (result.status >= 500) {
       this.o.log.warn({ requestId: x.requestId, op: input.op.id, code: result.error?.code }, 'request refused');
     } else if (this.accessLog) {
@@ -212,16 +234,23 @@ export class Gateway {
     else x.send(r.status, r.headers, r.contentType ?? 'application/json', r.rawBody ?? JSON.stringify(r.body));
   }
 
-  private servePage(x: Exchange, page: Extract<Operation['dispatch'], { to: 'gateway' }>['page']): void {
+  private servePage(
+    x: Exchange,
+    page: Extract<Operation['dispatch'], { to: 'gateway' }>['page'],
+    deprecation: Deprecation | undefined,
+  ): void {
+    const headers = deprecation ? deprecation.headers : null;
     if (page === 'healthz') {
       // A liveness probe: 200 whatever the alerts say.
       const alerts = this.alerts.list();
       const nats = this.o.bus.isConnected();
-      x.sendJson(200, null, { status: alerts.length > 0 ? 'degraded' : 'ok', nats, alerts });
-    } else if (page === 'openapi') x.send(200, null, 'application/json', this.openapiJson);
-    else if (page === 'offerSchema') x.send(200, null, 'application/schema+json', this.offerSchemaJson);
-    else if (page === 'protectedResource') x.send(200, null, 'application/json', this.protectedResourceJson);
-    else x.send(200, null, 'text/html; charset=utf-8', this.errorsHtml);
+      x.sendJson(200, headers, { status: alerts.length > 0 ? 'degraded' : 'ok', nats, alerts });
+    } else if (page === 'openapi') x.send(200, headers, 'application/json', this.openapiJson);
+    else if (page === 'offerSchema') x.send(200, headers, 'application/schema+json', this.offerSchemaJson);
+    else if (page === 'protectedResource') x.send(200, headers, 'application/json', this.protectedResourceJson);
+    else if (page === 'changelog') x.send(200, headers, markdown, this.changelogMarkdown);
+    else if (page === 'deprecationPolicy') x.send(200, headers, markdown, this.deprecationMarkdown);
+    else x.send(200, headers, 'text/html; charset=utf-8', this.errorsHtml);
   }
 
   /** The I/O layer's refusals, as the typed error object (REST and MCP alike). */

@@ -643,6 +643,21 @@ export const requirements = {
     behaviour:
       "A mandate's min_floor refuses a listing whose floor, or whose edition's report, is below it with floor_not_met before escrow, changing nothing; its place in the precedence is the error table's.",
   },
+  'FLEET-RATE': {
+    source: 'docs/fleet.md: Rate limits',
+    behaviour:
+      'A burst beyond an agent bucket gets 429 rate_limited with Retry-After over REST and MCP and changes nothing; two gateway processes spend from one bucket; every counted answer carries X-RateLimit-Limit, -Remaining and -Reset.',
+  },
+  'FLEET-PLAN': {
+    source: 'docs/fleet.md: Plans',
+    behaviour:
+      '`assay plan set` puts an existing principal on a plan (a plan_set fact) and its buckets follow; `plan show` tells the plan and whether it is the default; an unknown principal or plan is refused.',
+  },
+  'FLEET-QUOTA': {
+    source: 'docs/fleet.md: Quotas',
+    behaviour:
+      "Concurrent purchases never pass the plan's daily spend quota by a cent; past it, 429 quota_exhausted with the reset time and Retry-After, nothing held; the next UTC day starts from zero.",
+  },
   'SUBS-CYCLES': {
     source: 'docs/subscriptions.md: Cycles',
     behaviour:
@@ -685,6 +700,21 @@ export const requirements = {
     source: 'docs/subscriptions.md: The scheduler',
     behaviour:
       'A scheduler killed with SIGKILL between a cycle’s claim and its purchase: after a restart every cycle is billed exactly once.',
+  },
+  'VERS-CHANGELOG': {
+    source: 'spec: Versioning (5)',
+    behaviour:
+      'The changelog (the versions of the spec and ours, newest first) and the deprecation policy are served from docs/ as Markdown and linked from /openapi.json.',
+  },
+  'VERS-DEPRECATION': {
+    source: 'docs/deprecation.md: How a deprecation is announced',
+    behaviour:
+      'Every response of a deprecated operation, REST and MCP, carries its Deprecation, Sunset and Link values and others carry none; /openapi.json marks it deprecated; the table refuses a notice period under 180 days.',
+  },
+  'VERS-SUNSET': {
+    source: 'docs/deprecation.md: At sunset',
+    behaviour:
+      'From its Sunset date a deprecated operation answers 404 not_found naming its replacement, REST and MCP.',
   },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 

@@ -72,6 +72,7 @@ export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInse
       case 'call_recorded':
       case 'mandate_set':
       case 'mandate_revoked':
+      case 'plan_set':
         break;
       default:
         throw new Error(`unknown ledger fact type ${(f as { type?: unknown }).type}`);

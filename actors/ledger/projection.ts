@@ -155,6 +155,7 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
       case 'call_recorded':
       case 'mandate_set':
       case 'mandate_revoked':
+      case 'plan_set':
         break;
       default:
         throw new Error(`unknown ledger fact type ${(f as { type?: unknown }).type}`);

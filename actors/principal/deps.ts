@@ -1,5 +1,5 @@
 // What the principal actor's modules need from outside: names, time, ids, the idempotency index and the quotes.
-import type { LedgerFact, Names } from '../../contracts/index.ts';
+import type { LedgerFact, Names, PlanName } from '../../contracts/index.ts';
 import type { Clock, IdSource } from '../runtime/clock.ts';
 import type { IdempotencyIndex } from './idempotency-index.ts';
 import type { Quotes } from './quotes.ts';
@@ -15,6 +15,10 @@ export interface PrincipalDeps {
   /** A fact of this principal's by its LEDGER sequence, to replay its reply; null if it cannot be read. */
   loadFact(principalId: string, seq: number): Promise<LedgerFact | null>;
   quotes: Quotes;
+  /** The plan of a principal no operator has put on one. */
+  defaultPlan: PlanName;
+  /** How long a gateway spends a batch of rate-limit tokens (sizes the batches). */
+  rateLeaseMs: number;
 }
 
 /** The fields every ledger fact starts with. */

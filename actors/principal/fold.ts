@@ -1,7 +1,7 @@
 // The fold of a principal's facts into its state (state.ts). `checkFact` is the one place the money invariants live: the host runs it before an append (so a fact that would break one never becomes
 // durable), and `applyFact` runs it again when it folds the fact in.
 import assert from 'node:assert/strict';
-import type { LedgerFact, SubscriptionRecord } from '../../contracts/index.ts';
+import { type EscrowHeldFact, type LedgerFact, type SubscriptionRecord, utcDay } from '../../contracts/index.ts';
 import { type HotKeyPolicy, rememberKey } from './idempotency.ts';
 import type { PrincipalState } from './state.ts';
 
@@ -49,6 +49,7 @@ export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
       break;
     case 'mandate_set':
     case 'call_recorded':
+    case 'plan_set':
       break;
     default:
       return unknownFact(fact);
@@ -86,6 +87,7 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
         subscriptionId: fact.subscriptionId,
       });
       if (fact.subscription) state.subscriptions.set(fact.subscription.id, fact.subscription);
+      countTowardQuota(state, fact);
       break;
     case 'escrow_released':
     case 'escrow_refunded':
@@ -103,6 +105,9 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
     case 'mandate_revoked':
       state.mandates.find((m) => m.id === fact.mandateId)!.revoked = true;
       break;
+    case 'plan_set':
+      state.plan = fact.plan;
+      break;
     case 'call_recorded':
       break;
     default:
@@ -110,6 +115,18 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
   }
   if (fact.idempotency) rememberKey(state, fact.idempotency, seq, Date.parse(fact.at), keys);
   return state;
+}
+
+/** An order held counts toward its UTC day's quotas (the day of its fact's time). */
+function countTowardQuota(state: PrincipalState, fact: EscrowHeldFact): void {
+  const day = utcDay(Date.parse(fact.at)).startMs;
+  if (day !== state.quotaDayStartMs) {
+    state.quotaDayStartMs = day;
+    state.purchasesToday = 0;
+    state.spentTodayCents = 0;
+  }
+  state.purchasesToday += 1;
+  state.spentTodayCents += fact.priceCents;
 }
 
 /** A cycle (billed or failed) advances an active subscription by exactly one: a cycle never runs twice. */

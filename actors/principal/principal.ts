@@ -3,7 +3,7 @@
 // first (idempotency.ts), then the operation's handler decides: purchases (purchase.ts, with the rules in
 // purchase-policy.ts), settlement (settlement.ts), mandates (mandates.ts), credits (credits.ts), and the seller
 // operations forwarded to the catalog and listing actors (forwarding.ts), subscriptions and their cycles
-// (subscriptions.ts).
+// (subscriptions.ts), the plan and its rate-limit buckets (plans.ts, rate.ts) and daily quotas (quotas.ts).
 import type { LedgerFact } from '../../contracts/index.ts';
 import type { ActorBehaviour } from '../runtime/host.ts';
 import { getBalance, grantSandbox, topUp } from './credits.ts';
@@ -14,6 +14,8 @@ import { fromSnapshot, initialState, type PrincipalState, toSnapshot } from './s
 import { hotKeyPolicy, replayOrConflict } from './idempotency.ts';
 import { changeMandate, createMandate, getMandates, revokeMandate } from './mandates.ts';
 import { purchase } from './purchase.ts';
+import { getPlan, setPlan } from './plans.ts';
+import { leaseRate } from './rate.ts';
 import { settle } from './settlement.ts';
 import { cancelForSeller, cancelSubscription, runCycle, subscribeListing } from './subscriptions.ts';
 
@@ -49,10 +51,13 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<'principal'
       cancelSubscription: (state, req) => cancelSubscription(d, state, req),
       'subscription.cycle': (state, req) => runCycle(d, state, req),
       'subscription.cancel': (state, req) => cancelForSeller(d, state, req),
+      'rate.lease': (state, req) => leaseRate(d, state, req),
+      'plan.set': (state, req) => setPlan(d, state, req),
+      'plan.get': (state) => getPlan(d, state),
     },
     toSnapshot,
     fromSnapshot,
-    // 2: records carry their fact's sequence, not their reply. 3: subscriptions.
-    snapshotVersion: 3,
+    // 2: records carry their fact's sequence, not their reply. 3: subscriptions. 4: plan and daily quota counts.
+    snapshotVersion: 4,
   };
 }

@@ -10,6 +10,7 @@ import {
   type MandateRecord,
 } from '../../contracts/index.ts';
 import type { Static } from 'typebox';
+import type { QuotaUse } from './quotas.ts';
 
 type Format = 'md' | 'pdf';
 
@@ -25,11 +26,15 @@ export interface PurchaseCheck {
   /** The principal's current mandate, revoked or not; null before the first. */
   mandate: MandateRecord | null;
   availableCents: number;
+  /** Today's use of the plan's daily quotas. */
+  quota: QuotaUse;
 }
 
 export interface PurchaseRefusal {
   code: ErrorCode;
   message: string;
+  /** Seconds until retrying can succeed, where that is known (a quota's reset). */
+  retryAfterS?: number;
 }
 
 const precedence = new Map(errorCodes.map((code, i) => [code, i]));
@@ -37,7 +42,8 @@ const precedence = new Map(errorCodes.map((code, i) => [code, i]));
 /** The refusal of this purchase, or null when every rule lets it through. */
 export function purchaseRefusal(p: PurchaseCheck): PurchaseRefusal | null {
   const refusals: PurchaseRefusal[] = [];
-  const refuse = (code: ErrorCode, message: string) => refusals.push({ code, message });
+  const refuse = (code: ErrorCode, message: string, retryAfterS?: number) =>
+    refusals.push({ code, message, retryAfterS });
   const l = p.listing;
   // A listing that is not live, or on the other side of the sandbox line, does not exist for this buyer: nothing
   // else about it is checked (or revealed).
@@ -89,6 +95,7 @@ export function purchaseRefusal(p: PurchaseCheck): PurchaseRefusal | null {
       );
     }
   }
+  quotaRefusals(p.quota, l.priceCents, refuse);
   if (p.availableCents < l.priceCents) {
     refuse('insufficient_credits', `the price is ${l.priceCents} cents; ${p.availableCents} are available`);
   }
@@ -97,6 +104,32 @@ export function purchaseRefusal(p: PurchaseCheck): PurchaseRefusal | null {
     if (!winner || precedence.get(r.code)! < precedence.get(winner.code)!) winner = r;
   }
   return winner;
+}
+
+/** The plan's daily quotas, if this purchase would pass one. */
+function quotaRefusals(
+  q: QuotaUse,
+  priceCents: number,
+  refuse: (code: ErrorCode, message: string, retryAfterS: number) => void,
+): void {
+  const { purchasesPerDay, spendCentsPerDay } = q.quotas;
+  // Worded only when refusing: this runs on every purchase.
+  const resets = () => `the quota resets at ${new Date(q.resetsAtMs).toISOString()} (UTC midnight)`;
+  const retryAfterS = Math.max(1, Math.ceil((q.resetsAtMs - q.nowMs) / 1000));
+  if (purchasesPerDay !== null && q.purchasesToday + 1 > purchasesPerDay) {
+    refuse(
+      'quota_exhausted',
+      `the ${q.plan} plan allows ${purchasesPerDay} purchases a day and ${q.purchasesToday} were made today; ${resets()}`,
+      retryAfterS,
+    );
+  }
+  if (spendCentsPerDay !== null && q.spentTodayCents + priceCents > spendCentsPerDay) {
+    refuse(
+      'quota_exhausted',
+      `the ${q.plan} plan allows ${spendCentsPerDay} cents of purchases a day; ${q.spentTodayCents} were spent today and the price is ${priceCents}; ${resets()}`,
+      retryAfterS,
+    );
+  }
 }
 
 /** Compare two `major.minor.patch` versions numerically. */

@@ -7,6 +7,7 @@ import { purchaseOrderId } from '../shared/ids.ts';
 import type { PrincipalDeps } from './deps.ts';
 import { currentMandate, type PrincipalState } from './state.ts';
 import { purchaseRefusal } from './purchase-policy.ts';
+import { quotaUse } from './quotas.ts';
 import { keyOf } from './idempotency.ts';
 import { purchaseReply } from './purchase-reply.ts';
 import { settleRequest } from './settlement.ts';
@@ -30,8 +31,9 @@ export async function purchase(
     artifact,
     mandate: currentMandate(state),
     availableCents: state.availableCents,
+    quota: quotaUse(d, state),
   });
-  if (refusal) return { reply: errorReply(refusal.code, refusal.message) };
+  if (refusal) return { reply: errorReply(refusal.code, refusal.message, refusal.retryAfterS) };
   // The policy let it through, so both quotes exist.
   const l = listing!;
   const a = artifact!;

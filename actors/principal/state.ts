@@ -1,6 +1,6 @@
 // The principal's state: a fold of the facts on `<ns>.ledger.<id>` (fold.ts). Available, held and spent credits,
 // the orders in escrow, the mandates, and the idempotency records of the principal's recent mutating calls.
-import type { MandateRecord, SubscriptionRecord } from '../../contracts/index.ts';
+import type { MandateRecord, PlanName, SubscriptionRecord } from '../../contracts/index.ts';
 
 /**
  * A key the actor keeps in memory, packed into one string, `<seq> <atMs> <requestHash>`: one heap object for the
@@ -40,6 +40,12 @@ export interface PrincipalState {
   idempotency: Map<string, HotRecord>;
   /** LEDGER sequence of the newest record that left memory; 0 if none has, and then memory alone knows every key. */
   evictedThroughSeq: number;
+  /** The plan an operator set (`plan_set`); null: the configured default. */
+  plan: PlanName | null;
+  /** The UTC day of the newest order held, and what that day held: the daily quotas' counts (contracts/plans.ts). */
+  quotaDayStartMs: number;
+  purchasesToday: number;
+  spentTodayCents: number;
 }
 
 export function initialState(principalId: string): PrincipalState {
@@ -54,6 +60,10 @@ export function initialState(principalId: string): PrincipalState {
     subscriptions: new Map(),
     idempotency: new Map(),
     evictedThroughSeq: 0,
+    plan: null,
+    quotaDayStartMs: 0,
+    purchasesToday: 0,
+    spentTodayCents: 0,
   };
 }
 

@@ -23,6 +23,7 @@ import { factBase, type PrincipalDeps } from './deps.ts';
 import { recordedCall } from './forwarding.ts';
 import { keyOf, recordOf } from './idempotency.ts';
 import { purchaseRefusal } from './purchase-policy.ts';
+import { quotaUse } from './quotas.ts';
 import { settleRequest } from './settlement.ts';
 import { currentMandate, type PrincipalState } from './state.ts';
 
@@ -109,8 +110,9 @@ export async function subscribeListing(
     artifact: await d.quotes.artifact(listing.artifactId),
     mandate: currentMandate(state),
     availableCents: state.availableCents,
+    quota: quotaUse(d, state),
   });
-  if (refusal) return { reply: errorReply(refusal.code, refusal.message) };
+  if (refusal) return { reply: errorReply(refusal.code, refusal.message, refusal.retryAfterS) };
   const now = d.clock.nowIso();
   const next: SubscriptionRecord = existing
     ? {
@@ -185,6 +187,7 @@ export async function runCycle(
     artifact,
     mandate: currentMandate(state),
     availableCents: state.availableCents,
+    quota: quotaUse(d, state),
   });
   const at = d.clock.nowIso();
   const nextCycleAt = nextDueAfter(Date.parse(sub.nextCycleAt), sub.intervalSeconds, asOfMs);

@@ -20,13 +20,14 @@ import type { Logger } from 'pino';
 import type { HttpRequest } from 'uWebSockets.js';
 import { type Caller, type Config, type ErrorCode, type Operation, transportStatus } from '../../contracts/index.ts';
 import type { GatewayBus } from '../bus.ts';
+import { type Deprecation, deprecationsOf } from '../deprecation.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { writeResponse } from '../http/web-response.ts';
 import { bearerToken, type CallResult, type Pipeline } from '../pipeline.ts';
 import { checkPost, type JsonRpcRefusal, PostExchange } from './exchange.ts';
 import type { McpSession, McpSessions } from './sessions.ts';
 import { EventStreams, type OpenStream } from './streams.ts';
-import { type McpTool, splitArguments, toolResult, toolsFromTable } from './tools.ts';
+import { type McpTool, rateLimitHeaders, splitArguments, toolResult, toolsFromTable } from './tools.ts';
 
 export interface McpEndpointDeps {
   config: Config;
@@ -36,6 +37,8 @@ export interface McpEndpointDeps {
   sessions: McpSessions;
   ops: readonly Operation[];
   log: Logger;
+  /** The clock a deprecated tool's Sunset date is compared with. */
+  nowMs: () => number;
 }
 
 /** The request headers the endpoint reads, copied before the first await as uWS requires. */
@@ -54,6 +57,8 @@ interface McpRequestHead {
 interface RequestContext {
   token: string | undefined;
   requestId: string;
+  /** The rate-limit headers of the latest tools/call in this HTTP request, sent on its HTTP response. */
+  rateHeaders: Record<string, string> | null;
 }
 
 type Body = Promise<string | null>;
@@ -72,6 +77,8 @@ export class McpEndpoint {
   private readonly tools: McpTool[];
   private readonly toolDefinitions: McpTool['definition'][];
   private readonly toolsByName: Map<string, McpTool>;
+  /** Deprecated operations by id, with their _meta values computed once (docs/deprecation.md). */
+  private readonly deprecations: Map<string, Deprecation>;
   /** Scopes that open at least one tool: a token with none of them can do nothing here. */
   private readonly toolScopes: string[];
   private readonly allowedOrigins: Set<string>;
@@ -85,6 +92,7 @@ export class McpEndpoint {
     this.tools = toolsFromTable(d.ops);
     this.toolDefinitions = this.tools.map((t) => t.definition);
     this.toolsByName = new Map(this.tools.map((t) => [t.definition.name, t]));
+    this.deprecations = deprecationsOf(d.ops, d.config.baseUrl);
     this.toolScopes = [...new Set(this.tools.map((t) => t.op.scope!))];
     this.allowedOrigins = new Set([
       new URL(d.config.baseUrl).origin,
@@ -139,7 +147,7 @@ export class McpEndpoint {
         this.d.pipeline.challenge('insufficient_scope', needed),
       );
     }
-    const ctx: RequestContext = { token, requestId: x.requestId };
+    const ctx: RequestContext = { token, requestId: x.requestId, rateHeaders: null };
     if (body) {
       // Null: refused by the I/O layer (413; 400 for a body too slow or not UTF-8) or the client went away.
       const raw = await body;
@@ -193,7 +201,7 @@ export class McpEndpoint {
     }
     // A batch is answered with an array (JSON-RPC 2.0), a single request with one object.
     const answer = Array.isArray(body) ? answers : answers[0]!;
-    if (!initializing) return this.answer(x, answer);
+    if (!initializing) return this.answer(x, answer, ctx.rateHeaders);
     const version = negotiatedVersion(answers[0]!);
     // A JSON-RPC error (bad initialize params) opens nothing.
     if (version === null) return this.answer(x, answer);
@@ -352,6 +360,11 @@ export class McpEndpoint {
     const tool = this.toolsByName.get(params.name);
     // An unknown (or not yet built) tool is a protocol error, as the MCP tools specification lists it.
     if (!tool) throw new McpError(JsonRpcErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+    const deprecation = this.deprecations.size === 0 ? undefined : this.deprecations.get(tool.op.id);
+    if (deprecation && this.d.nowMs() >= deprecation.sunsetMs) {
+      // Past its sunset the tool answers as its REST twin does: not_found naming the replacement.
+      return toolResult(this.d.pipeline.refuse('not_found', deprecation.goneMessage), tool.op, deprecation);
+    }
     const result = await this.d.pipeline
       .run({
         op: tool.op,
@@ -368,7 +381,9 @@ export class McpEndpoint {
     if (result.status >= 500) {
       this.d.log.warn({ requestId: ctx.requestId, op: tool.op.id, code: result.error?.code }, 'tool call refused');
     }
-    return toolResult(result, tool.op);
+    const limit = rateLimitHeaders(result);
+    if (limit) ctx.rateHeaders = limit;
+    return toolResult(result, tool.op, deprecation);
   }
 
   /** Event streams of sessions that ended through another gateway, or expired, are closed here. */

@@ -4,6 +4,7 @@
 // structuredContent and as JSON text; refusals carry the typed error object the same way, with isError set.
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { mcpIdempotencyKeyArgument, type Operation, schemas } from '../../contracts/index.ts';
+import type { Deprecation } from '../deprecation.ts';
 import { type BodyInput, type CallResult, idempotencyKeyLengthMax } from '../pipeline.ts';
 
 export interface McpTool {
@@ -22,7 +23,7 @@ export function toolsFromTable(ops: readonly Operation[]): McpTool[] {
       op,
       definition: {
         name: op.tool!,
-        description: describe(op),
+        description: describe(op, ops),
         inputSchema: inputSchema(op) as Tool['inputSchema'],
         outputSchema: outputSchema(op) as Tool['outputSchema'],
         annotations: op.mutating
@@ -37,12 +38,21 @@ export function toolsFromTable(ops: readonly Operation[]): McpTool[] {
     }));
 }
 
-function describe(op: Operation): string {
+function describe(op: Operation, ops: readonly Operation[]): string {
   const twin = `The twin of ${op.method} ${op.path} (scope ${op.scope}); same rules and errors.`;
   const key = op.mutating
     ? ` Send a new ${mcpIdempotencyKeyArgument} for each intended effect; repeating a call with the same key and arguments replays the first result instead of acting twice.`
     : '';
-  return `${op.summary} ${twin}${key}`;
+  return `${op.summary} ${twin}${key}${deprecationNote(op, ops)}`;
+}
+
+/** A deprecated tool says so where an agent reads first, with the tool to use instead (docs/deprecation.md). */
+function deprecationNote(op: Operation, ops: readonly Operation[]): string {
+  const d = op.deprecated;
+  if (!d) return '';
+  const replacement = ops.find((r) => r.id === d.replacement);
+  const instead = replacement?.tool ? ` Use ${replacement.tool} instead.` : '';
+  return ` Deprecated since ${d.since}; from ${d.sunset} it answers not_found.${instead}`;
 }
 
 function parts(op: Operation): JsonSchema[] {
@@ -120,13 +130,39 @@ export function splitArguments(op: Operation, args: Record<string, unknown>): Sp
 }
 
 /**
- * A pipeline result as a tool result: the body (or the typed error) as structuredContent and as JSON text. A
- * delivery (a `toolResource` row) carries its bytes once, as an embedded resource block, and the rest as usual.
+ * The rate-limit headers of a tool call's result (and Retry-After when it was rate limited), for the HTTP response
+ * that carries it; null when the call spent no token (refused before the limiter).
  */
-export function toolResult(r: CallResult, op: Operation): CallToolResult {
+export function rateLimitHeaders(r: CallResult): Record<string, string> | null {
+  const limit = r.headers['x-ratelimit-limit'];
+  if (limit === undefined) return null;
+  const headers: Record<string, string> = {
+    'x-ratelimit-limit': limit,
+    'x-ratelimit-remaining': r.headers['x-ratelimit-remaining']!,
+    'x-ratelimit-reset': r.headers['x-ratelimit-reset']!,
+  };
+  if (r.error?.code === 'rate_limited' && r.headers['retry-after']) headers['retry-after'] = r.headers['retry-after'];
+  return headers;
+}
+
+/**
+ * A pipeline result as a tool result: the body (or the typed error) as structuredContent and as JSON text. A
+ * delivery (a `toolResource` row) carries its bytes once, as an embedded resource block, and the rest as usual. A
+ * deprecated operation's result carries in _meta what its REST twin sends as Deprecation, Sunset and Link.
+ */
+export function toolResult(r: CallResult, op: Operation, deprecation?: Deprecation): CallToolResult {
   const meta: Record<string, unknown> = { 'assay/status': r.status };
+  if (deprecation) Object.assign(meta, deprecation.meta);
   if (r.headers['idempotent-replayed'] === 'true') meta['assay/idempotent_replayed'] = true;
   if (r.headers['retry-after']) meta['assay/retry_after_s'] = Number(r.headers['retry-after']);
+  const limit = r.headers['x-ratelimit-limit'];
+  if (limit !== undefined) {
+    meta['assay/rate_limit'] = {
+      limit: Number(limit),
+      remaining: Number(r.headers['x-ratelimit-remaining']),
+      reset_s: Number(r.headers['x-ratelimit-reset']),
+    };
+  }
   if (op.toolResource && !r.error) return deliveryResult(r.body as DeliveredContent, meta);
   const payload = (r.error ?? r.body) as Record<string, unknown>;
   return {

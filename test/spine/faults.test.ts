@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { jetstream } from '@nats-io/jetstream';
-import type { LedgerFact } from '../../contracts/index.ts';
+import { agentBucket, type LedgerFact, plans } from '../../contracts/index.ts';
 import { connectNats } from '../../storage/index.ts';
 import { freePort, systemEnv } from '../support/env.ts';
 import { startNatsServer, startRoleProcess } from '../support/processes.ts';
@@ -97,9 +97,11 @@ test('[SPINE-SHUTDOWN] SIGTERM finishes in-flight requests, refuses new ones, an
       (r) => r.status,
       () => 'refused' as const,
     );
-  // SIGTERM goes out the moment the first top-up is answered, with the rest of the 150 still in flight.
+  // SIGTERM goes out the moment the first top-up is answered, with the rest still in flight. As many as one agent's
+  // top-up bucket holds on the Enterprise plan the suites run under, so the rate limit refuses none of them.
+  const count = agentBucket(plans.enterprise.principal.topup).burst;
   let signalled = false;
-  const inflight = Array.from({ length: 150 }, (_, i) =>
+  const inflight = Array.from({ length: count }, (_, i) =>
     topUp(`s-${i}`).then((outcome) => {
       outcomes.push(outcome);
       if (!signalled && outcome === 201) {
@@ -147,6 +149,6 @@ test('[SPINE-SHUTDOWN] SIGTERM finishes in-flight requests, refuses new ones, an
   await messages.close();
   assert.equal(topups, ok);
   console.log(
-    `SIGTERM with 150 in flight: ${draining.inflight} in flight at the drain, ${ok} answered 201, ${outcomes.length - ok} refused or 503; one sent after it: ${late}`,
+    `SIGTERM with ${count} in flight: ${draining.inflight} in flight at the drain, ${ok} answered 201, ${outcomes.length - ok} refused or 503; one sent after it: ${late}`,
   );
 });

@@ -37,6 +37,8 @@ before(async () => {
     // Nothing leaves memory in this test, so the index is never asked.
     index: { indexedThroughSeq: () => 0, lookup: async () => null },
     loadFact: async (_principalId, seq) => (await jsm.direct.getMessage(names.streams.ledger.name, { seq }))!.json(),
+    defaultPlan: 'enterprise',
+    rateLeaseMs: 2000,
     quotes: { listing: async () => null, artifact: async () => null },
   });
   const topUp = principal.handlers.topUp;

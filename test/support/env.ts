@@ -46,6 +46,8 @@ export async function systemEnv(overrides: Record<string, string> = {}): Promise
     ASSAY_SANDBOX_REGISTRATIONS_PER_MINUTE: '100000',
     // Suites that need the synthetic corpus ask for it; the rest start faster without it.
     ASSAY_SANDBOX_CORPUS_ARTIFACTS: '0',
+    // Suites load their principals far past the Free plan's rates; the fleet-controls suite sets plans itself.
+    ASSAY_DEFAULT_PLAN: 'enterprise',
     ...overrides,
   };
 }

@@ -16,11 +16,12 @@ export interface McpConnection {
 export async function connectMcp(
   baseUrl: string,
   token: string,
-  o: { path?: string; sessionId?: string; protocolVersion?: string } = {},
+  o: { path?: string; sessionId?: string; protocolVersion?: string; fetch?: typeof fetch } = {},
 ): Promise<McpConnection> {
   const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}${o.path ?? '/mcp'}`), {
     requestInit: { headers: { authorization: `Bearer ${token}` } },
     ...(o.sessionId ? { sessionId: o.sessionId } : {}),
+    ...(o.fetch ? { fetch: o.fetch } : {}),
   });
   if (o.protocolVersion) transport.setProtocolVersion(o.protocolVersion);
   const client = new Client({ name: 'assay-test', version: '1.0.0' });

@@ -40,6 +40,8 @@ const behaviourWith = (hotKeysMax: number) =>
     },
     loadFact: async (principalId, seq) => (log[seq - 1]?.principalId === principalId ? log[seq - 1]! : null),
     // Top-ups never ask for quotes; purchases are tested against the real system.
+    defaultPlan: 'enterprise',
+    rateLeaseMs: 2000,
     quotes: { listing: async () => null, artifact: async () => null },
   });
 const behaviour = behaviourWith(1000);

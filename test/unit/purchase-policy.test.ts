@@ -42,6 +42,14 @@ const base = (): PurchaseCheck => ({
     createdAt: '2026-11-01T00:00:00.000Z',
   },
   availableCents: 10_000,
+  quota: {
+    plan: 'pro',
+    quotas: { purchasesPerDay: 10, spendCentsPerDay: 5_000 },
+    purchasesToday: 3,
+    spentTodayCents: 1_500,
+    resetsAtMs: Date.parse('2026-11-02T00:00:00.000Z'),
+    nowMs: Date.parse('2026-11-01T12:00:00.000Z'),
+  },
 });
 
 interface Rule {
@@ -57,6 +65,24 @@ interface Rule {
 
 // In documented precedence order (docs/purchases.md).
 const rules: Rule[] = [
+  {
+    name: "the day's purchases are used up",
+    code: 'quota_exhausted',
+    status: 429,
+    message: /allows 10 purchases a day and 10 were made today; the quota resets at 2026-11-02T00:00:00.000Z/,
+    apply: (p) => {
+      p.quota.purchasesToday = 10;
+    },
+  },
+  {
+    name: "the price would pass the day's spend quota",
+    code: 'quota_exhausted',
+    status: 429,
+    message: /allows 5000 cents of purchases a day; 4501 were spent today and the price is 500/,
+    apply: (p) => {
+      p.quota.spentTodayCents = 4_501;
+    },
+  },
   {
     name: 'a format the listing does not offer',
     code: 'validation_failed',

@@ -1,0 +1,91 @@
+// The plans a principal can be on (Free, Pro, Enterprise): the agent routes' rate limits by operation class, the
+// daily quotas the principal actor enforces where money moves, and the context-file API's hourly rate. One table, so
+// the limiter, the quotas, the docs and the operator command read the same numbers (docs/fleet-controls.md).
+import Type, { type Static } from 'typebox';
+
+export const PlanName = Type.Union([Type.Literal('free'), Type.Literal('pro'), Type.Literal('enterprise')]);
+export type PlanName = Static<typeof PlanName>;
+export const planNames: readonly PlanName[] = ['free', 'pro', 'enterprise'];
+
+/**
+ * What an agent-route operation spends: a read, a purchase (buying, subscribing), a top-up, or another write.
+ * Each class has its own buckets, so a burst of searches never starves purchases.
+ */
+export const RateClass = Type.Union([
+  Type.Literal('read'),
+  Type.Literal('write'),
+  Type.Literal('purchase'),
+  Type.Literal('topup'),
+]);
+export type RateClass = Static<typeof RateClass>;
+export const rateClasses: readonly RateClass[] = ['read', 'write', 'purchase', 'topup'];
+
+/** A token bucket: holds at most `burst` tokens, refilled at `perSecond`; a request spends one. */
+export interface BucketSpec {
+  burst: number;
+  perSecond: number;
+}
+
+export interface Plan {
+  /** Buckets of the whole principal (all its agents together), by class. */
+  principal: Record<RateClass, BucketSpec>;
+  /**
+   * Quotas per UTC day, enforced by the principal actor so they are exact under concurrency; null: none. Spend
+   * counts the price of every order held that day (a later refund does not give it back).
+   */
+  quotas: { purchasesPerDay: number | null; spendCentsPerDay: number | null };
+  /** The context-file API's rate (the spec's Limits table). */
+  contextRequestsPerHour: number;
+}
+
+/** Each agent of a principal gets this share of every principal bucket, so one agent cannot starve its fleet. */
+export const agentShare = 0.5;
+
+export const plans: Record<PlanName, Plan> = {
+  free: {
+    principal: {
+      read: { burst: 60, perSecond: 10 },
+      write: { burst: 20, perSecond: 2 },
+      purchase: { burst: 20, perSecond: 1 },
+      topup: { burst: 5, perSecond: 0.1 },
+    },
+    quotas: { purchasesPerDay: 100, spendCentsPerDay: 10_000 },
+    contextRequestsPerHour: 100,
+  },
+  pro: {
+    principal: {
+      read: { burst: 600, perSecond: 100 },
+      write: { burst: 200, perSecond: 20 },
+      purchase: { burst: 200, perSecond: 20 },
+      topup: { burst: 20, perSecond: 1 },
+    },
+    quotas: { purchasesPerDay: 10_000, spendCentsPerDay: 1_000_000 },
+    contextRequestsPerHour: 1_000,
+  },
+  enterprise: {
+    principal: {
+      read: { burst: 10_000, perSecond: 2_000 },
+      write: { burst: 2_000, perSecond: 200 },
+      purchase: { burst: 10_000, perSecond: 2_000 },
+      topup: { burst: 200, perSecond: 20 },
+    },
+    quotas: { purchasesPerDay: null, spendCentsPerDay: null },
+    contextRequestsPerHour: 10_000,
+  },
+};
+
+/** An agent's bucket of a class: its share of the principal's. */
+export function agentBucket(spec: BucketSpec): BucketSpec {
+  return { burst: Math.max(1, Math.floor(spec.burst * agentShare)), perSecond: spec.perSecond * agentShare };
+}
+
+/** The class of an agent-route operation: the row's own, or read for GET and write for the other methods. */
+export function rateClassOf(op: { method: string; rateClass?: RateClass }): RateClass {
+  return op.rateClass ?? (op.method === 'GET' ? 'read' : 'write');
+}
+
+/** The start of the UTC day `atMs` falls in, and of the next: a quota's period. */
+export function utcDay(atMs: number): { startMs: number; endMs: number } {
+  const startMs = Math.floor(atMs / 86_400_000) * 86_400_000;
+  return { startMs, endMs: startMs + 86_400_000 };
+}
