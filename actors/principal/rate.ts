@@ -10,6 +10,8 @@ import type { PrincipalState } from './state.ts';
 interface Bucket {
   tokens: number;
   atMs: number;
+  /** The burst the bucket was last filled under: a plan change moves its tokens by the difference. */
+  burst: number;
 }
 
 /** Buckets by `<agentId> <class>` (an agent's) and `* <class>` (the principal's), tied to the state they limit. */
@@ -24,6 +26,11 @@ export function planOf(d: PrincipalDeps, state: PrincipalState): PlanName {
 
 /** Refill `b` to `nowMs` under `spec`; returns it. */
 function refill(b: Bucket, spec: BucketSpec, nowMs: number): Bucket {
+  if (b.burst !== spec.burst) {
+    // The principal changed plans: an upgrade adds the new room at once, a downgrade takes the difference away.
+    b.tokens = Math.max(0, Math.min(spec.burst, b.tokens + spec.burst - b.burst));
+    b.burst = spec.burst;
+  }
   if (nowMs > b.atMs) {
     b.tokens = Math.min(spec.burst, b.tokens + ((nowMs - b.atMs) / 1000) * spec.perSecond);
     b.atMs = nowMs;
@@ -35,7 +42,7 @@ function bucket(map: Map<string, Bucket>, key: string, spec: BucketSpec, nowMs: 
   let b = map.get(key);
   if (!b) {
     if (map.size >= agentBucketsMax) forgetFull(map, nowMs);
-    b = { tokens: spec.burst, atMs: nowMs };
+    b = { tokens: spec.burst, atMs: nowMs, burst: spec.burst };
     map.set(key, b);
   }
   return b;

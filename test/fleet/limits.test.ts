@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { agentBucket, plans } from '../../contracts/index.ts';
 import { freePort } from '../support/env.ts';
+import { registerWithScopes } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { connectMcp, outcome } from '../support/mcp.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
@@ -73,6 +74,22 @@ test('[FLEET-RATE] every agent response carries X-RateLimit-Limit, -Remaining an
   const bad = await sys.call('GET', '/v1/orders?limit=0', { token: agent.token });
   assert.equal(bad.status, 422);
   assert.equal(bad.headers.get('x-ratelimit-limit'), String(readBurst));
+});
+
+test('[FLEET-RATE] the limit is checked after scope and before validation, as the error table orders them', async () => {
+  const agent = await sys.register();
+  for (let i = 0; i < topupBurst; i++) assert.equal((await topUp(agent, `order-${i}`)).status, 201);
+  // Bucket empty: a malformed top-up is refused for the rate, not its body, and a missing key likewise.
+  const malformed = await sys.call('POST', '/v1/topups', { token: agent.token, body: { credits: 'many' }, key: 'bad' });
+  assert.equal(malformed.status, 429);
+  const noKey = await sys.call('POST', '/v1/topups', { token: agent.token, body: { credits: 1 } });
+  assert.equal(noKey.status, 429);
+  // Without the scope, forbidden wins and spends nothing; without a token, unauthorized.
+  const reader = await registerWithScopes(sys, ['read:artifact']);
+  const forbidden = await sys.call('POST', '/v1/topups', { token: reader.token, body: { credits: 1 }, key: 'f' });
+  assert.equal(forbidden.status, 403);
+  assert.equal(forbidden.headers.get('x-ratelimit-limit'), null);
+  assert.equal((await sys.call('POST', '/v1/topups', { body: { credits: 1 }, key: 'u' })).status, 401);
 });
 
 test('[FLEET-RATE] two gateway processes spend from one bucket', async () => {
