@@ -2,7 +2,7 @@
 // The plan is a fact on the principal's ledger (actors/principal/plans.ts), so the command asks the principal's actor;
 // the principal must exist (PostgreSQL's principals table says so, and on which side of the sandbox line it is).
 import { askInternal, internalRequest } from '../actors/index.ts';
-import { type Config, names as namesOf, type PlanName, planNames, plans } from '../contracts/index.ts';
+import { type Config, isUuid, names as namesOf, type PlanName, planNames, plans } from '../contracts/index.ts';
 import { openDatabase, openNats, StartupError } from './roles.ts';
 
 const planUsage = `usage: assay plan set <principal id> ${planNames.join('|')}
@@ -19,8 +19,8 @@ export async function planCommand(config: Config, args: string[]): Promise<numbe
   const sql = await openDatabase(config);
   const nc = await openNats(config, 'assay-plan');
   try {
-    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(principalId);
-    const [row] = uuid
+    // Lower case only, as ids are written: an upper-case id would name another actor's subject.
+    const [row] = isUuid(principalId)
       ? await sql<{ sandbox: boolean }[]>`SELECT sandbox FROM principals WHERE id = ${principalId}`
       : [];
     if (!row) {

@@ -142,13 +142,12 @@ export class Pipeline {
     const taken = this.d.limiter.take(caller!, rateClass);
     const verdict = 'ok' in taken ? taken : await taken;
     if (!verdict.ok) {
-      const refused = this.refuse(
+      return this.refuse(
         'rate_limited',
         `this agent's ${rateClass} calls are over their plan's rate; retry in ${verdict.retryAfterS} s`,
         undefined,
         { ...verdict.headers, 'retry-after': String(verdict.retryAfterS) },
       );
-      return refused;
     }
     const result = await this.validateAndDispatch(caller, input);
     Object.assign(result.headers, verdict.headers);

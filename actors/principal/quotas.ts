@@ -3,7 +3,7 @@
 // purchase rules, so concurrent purchases can never pass a quota together.
 import { type Plan, type PlanName, plans, utcDay } from '../../contracts/index.ts';
 import type { PrincipalDeps } from './deps.ts';
-import { planOf } from './rate.ts';
+import { planOf } from './plans.ts';
 import type { PrincipalState } from './state.ts';
 
 export interface QuotaUse {

@@ -2,9 +2,10 @@
 // Gateways take tokens from them in batches (`rate.lease`, gateway/rate-limiter.ts), so every gateway process spends
 // from the same buckets and the actor's mailbox makes each take atomic. Buckets live in memory, not in facts: an actor
 // that reloads or leaves the cache starts with full buckets, which is at most one burst more than the limit.
-import { agentBucket, type BucketSpec, okReply, type PlanName, plans, type RequestOf } from '../../contracts/index.ts';
+import { agentBucket, type BucketSpec, okReply, plans, type RequestOf } from '../../contracts/index.ts';
 import type { Decision } from '../runtime/host.ts';
 import type { PrincipalDeps } from './deps.ts';
+import { planOf } from './plans.ts';
 import type { PrincipalState } from './state.ts';
 
 interface Bucket {
@@ -19,10 +20,6 @@ const bucketsOf = new WeakMap<PrincipalState, Map<string, Bucket>>();
 
 /** Agents' buckets an actor keeps; beyond it, full ones are forgotten (a full bucket is what a new one is). */
 const agentBucketsMax = 10_000;
-
-export function planOf(d: PrincipalDeps, state: PrincipalState): PlanName {
-  return state.plan ?? d.defaultPlan;
-}
 
 /** Refill `b` to `nowMs` under `spec`; returns it. */
 function refill(b: Bucket, spec: BucketSpec, nowMs: number): Bucket {

@@ -1,5 +1,6 @@
 // The principal's state: a fold of the facts on `<ns>.ledger.<id>` (fold.ts). Available, held and spent credits,
-// the orders in escrow, the mandates, and the idempotency records of the principal's recent mutating calls.
+// the orders in escrow, the mandates, the idempotency records of the principal's recent mutating calls, its plan
+// and today's counts toward the plan's quotas.
 import type { MandateRecord, PlanName, SubscriptionRecord } from '../../contracts/index.ts';
 
 /**
