@@ -23,6 +23,7 @@ export { listingBehaviour } from './listing/listing.ts';
 export { runOutboxRelay } from './outbox/relay.ts';
 export { runSettlementSweeper } from './settlement/worker.ts';
 export { runDueCycles, runSubscriptionScheduler, type SchedulerDeps } from './subscriptions/scheduler.ts';
+export { expireDue, runApprovalSweep } from './approvals/sweep.ts';
 
 export { corpusArtifact, corpusErrata, corpusSellers, loadSandboxCorpus } from './sandbox/corpus.ts';
 export { currentJudgeVersion, judgeModel, judgePromptHash, judgeVersions } from './verification/judge.ts';

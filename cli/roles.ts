@@ -16,6 +16,7 @@ import {
   loadSandboxCorpus,
   runOutboxRelay,
   runSettlementSweeper,
+  runApprovalSweep,
   runSubscriptionScheduler,
   runVerifier,
   ensureActiveKey,
@@ -239,6 +240,19 @@ export async function startRoles(
       },
       scheduling.signal,
     );
+    // Every worker expires approval requests past their time; the actor makes each expiry happen once.
+    const approvalSweep = runApprovalSweep(
+      {
+        nc,
+        sql,
+        names,
+        clock: options.clock ?? systemClock,
+        log,
+        pollMs: config.approvalSweepMs,
+        timeoutMs: config.requestTimeoutMs,
+      },
+      scheduling.signal,
+    );
     const corpusLoading = new AbortController();
     const corpus = loadSandboxCorpus(
       { nc, sql, names, log, nowIso: systemClock.nowIso },
@@ -253,6 +267,7 @@ export async function startRoles(
 
       scheduling.abort();
       await scheduler;
+      await approvalSweep;
       verifying.abort();
       await verifier;
       await judges.close();
@@ -260,7 +275,7 @@ export async function startRoles(
       for (const job of jobs) await job.stop();
     });
     log.info(
-      'workers serving (auth, sandbox, ledger, catalog, delivery, oauth, verifier, subscription scheduler, projectors, outbox relay)',
+      'workers serving (auth, sandbox, ledger, catalog, delivery, oauth, verifier, subscription scheduler, approval sweep, projectors, outbox relay)',
     );
   }
 
@@ -298,6 +313,7 @@ export async function startRoles(
           quotes,
           defaultPlan: config.defaultPlan,
           rateLeaseMs: config.rateLeaseMs,
+          approvalTtlMs: config.approvalTtlSeconds * 1000,
         }),
         listingBehaviour({
           names,

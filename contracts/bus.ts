@@ -127,7 +127,7 @@ export type BusReply =
       /** Response headers of a raw-bytes reply beyond the content type and ETag (Content-Digest, say). */
       headers?: Record<string, string>;
     }
-  | { ok: false; error: { code: ErrorCode; message: string; retryAfterS?: number } };
+  | { ok: false; error: { code: ErrorCode; message: string; retryAfterS?: number; approvalId?: string } };
 
 /**
  * Wire form of a reply: one line of metadata JSON, a newline, then the body's JSON (or, for a raw-bytes reply, the
@@ -211,6 +211,11 @@ export function errorReply(code: ErrorCode, message: string, retryAfterS?: numbe
   return retryAfterS === undefined
     ? { ok: false, error: { code, message } }
     : { ok: false, error: { code, message, retryAfterS } };
+}
+
+/** A purchase that waits for the principal: pending_approval, naming the approval request to watch. */
+export function pendingApprovalReply(approvalId: string, message: string): BusReply {
+  return { ok: false, error: { code: 'pending_approval', message, approvalId } };
 }
 
 /** Claims of an agent token (JWT, ES256). */

@@ -246,6 +246,18 @@ export const configKeys = {
     int(1, 3600),
     'How long a scheduler holds its claim on a due cycle; a cycle whose scheduler died is claimed again after this.',
   ),
+  approvalTtlSeconds: key(
+    'ASSAY_APPROVAL_TTL_SECONDS',
+    86_400,
+    int(60, 30 * 86_400),
+    "How long a purchase above the mandate's approval threshold waits for the principal; then it expires, which declines it.",
+  ),
+  approvalSweepMs: key(
+    'ASSAY_APPROVAL_SWEEP_MS',
+    5000,
+    int(10, 600_000),
+    'How often each worker looks for approval requests past their time, to expire them.',
+  ),
   reportWaitSeconds: key(
     'ASSAY_REPORT_WAIT_SECONDS',
     86_400,

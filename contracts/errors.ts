@@ -143,21 +143,25 @@ export interface ErrorBody {
   remediation: string;
   retryable: boolean;
   docs_url: string;
+  /** Only on pending_approval: the approval request the purchase waits in. */
+  approval_id?: string;
 }
 
 export function errorDocsUrl(baseUrl: string, code: ErrorCode): string {
   return `${baseUrl}/docs/errors#${code}`;
 }
 
-export function errorBody(baseUrl: string, code: ErrorCode, message: string): ErrorBody {
+export function errorBody(baseUrl: string, code: ErrorCode, message: string, approvalId?: string): ErrorBody {
   const spec = errorTable[code];
-  return {
+  const body: ErrorBody = {
     code,
     message,
     remediation: spec.remediation,
     retryable: spec.retryable,
     docs_url: errorDocsUrl(baseUrl, code),
   };
+  if (approvalId !== undefined) body.approval_id = approvalId;
+  return body;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Facts: the durable records actors append to JetStream. A fact is never changed once written; state, projections
 // and events are derived from them. Every fact carries a stable id (the id of its ledger entry or event) and its
 // time. Appends carry no JetStream message id: the expected last subject sequence makes them exactly-once.
-import type { ListingState, MandateRecord, SubscriptionRecord } from './internal.ts';
+import type { ApprovalRecord, ListingState, MandateRecord, SubscriptionRecord } from './internal.ts';
 import type { PlanName } from './plans.ts';
 
 /**
@@ -78,6 +78,12 @@ export interface EscrowHeldFact extends FactBase {
    * failures reset): the bill and the subscription's advance are one fact. Absent on ordinary purchases.
    */
   subscription?: SubscriptionRecord;
+  /**
+   * A purchase the principal approved: the approval as it stands after (approved, with this order), and the
+   * approve call's own idempotency record (with its reply). `idempotency` is then the original purchase request's,
+   * so the order is the one that request would have made. Absent on every other purchase.
+   */
+  approval?: { record: ApprovalRecord; call: IdempotencyRecord };
 }
 
 interface SettlementFields {
@@ -130,6 +136,27 @@ export interface PlanSetFact extends FactBase {
   previous: PlanName | null;
 }
 
+/**
+ * A purchase above the mandate's approval threshold was not charged but recorded as waiting for the principal.
+ * `idempotency` is the purchase request's, here and on the fact that decides it, so a replay of that request
+ * answers from the newest of them (its reply is rebuilt from the fact: pending, bought, declined or expired).
+ */
+export interface ApprovalRequestedFact extends FactBase {
+  type: 'approval_requested';
+  approval: ApprovalRecord;
+}
+
+/**
+ * An approval request was declined by the principal (with the decline call's idempotency record) or expired; an
+ * approval that buys is an `escrow_held` fact instead, so buying and deciding are one append.
+ */
+export interface ApprovalDecidedFact extends FactBase {
+  type: 'approval_decided';
+  approval: ApprovalRecord;
+  /** The principal's decline call (its idempotency record, with its reply); absent when the request expired. */
+  call?: IdempotencyRecord;
+}
+
 /** Facts on a principal's ledger subject (`<ns>.ledger.<principalId>`). */
 export type LedgerFact =
   | CreditedFact
@@ -140,7 +167,9 @@ export type LedgerFact =
   | EscrowReleasedFact
   | EscrowRefundedFact
   | SubscriptionChangedFact
-  | PlanSetFact;
+  | PlanSetFact
+  | ApprovalRequestedFact
+  | ApprovalDecidedFact;
 
 interface ListingFactBase {
   id: string;

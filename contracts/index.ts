@@ -11,6 +11,7 @@ export {
   encodeReply,
   errorReply,
   etagMatches,
+  pendingApprovalReply,
   names,
   type Names,
   namespacePattern,
@@ -46,6 +47,7 @@ export {
 } from './handlers.ts';
 export { type HealthAlert, healthAlertKey } from './health.ts';
 export {
+  ApprovalRecord,
   ArtifactQuote,
   GrantSandbox,
   GrantSandboxReply,
@@ -122,6 +124,7 @@ export type {
   LedgerPageT,
   ListingT,
   MandateT,
+  ApprovalT,
   OfferDocumentT,
   SandboxAgentT,
   SearchItemT,
@@ -130,6 +133,8 @@ export type {
   VerificationReportT,
 } from './schemas.ts';
 export type {
+  ApprovalDecidedFact,
+  ApprovalRequestedFact,
   CallRecordedFact,
   CreditedFact,
   EscrowHeldFact,

@@ -26,6 +26,7 @@ const internal = <const R extends Omit<InternalOperation, 'available' | 'reply'>
 
 /** A mandate as the principal actor keeps it (the same schema the agent API shows, less `current`). */
 export const MandateRecord = S.MandateRecord;
+export const ApprovalRecord = S.ApprovalRecord;
 
 /** A listing actor's state; also what a purchase quote carries of it. */
 export const ListingState = Type.Object({
@@ -160,6 +161,9 @@ export const SubscriptionCancelCommand = Type.Object({
   sellerPrincipalId: S.Uuid(),
 });
 
+/** Expire an approval request past its time (from the approvals sweep); pending ones only, once. */
+export const ApprovalExpireCommand = Type.Object({ approvalId: S.Uuid(), asOf: Type.String() });
+
 export const SubscriptionParties = Type.Union([
   Type.Null(),
   Type.Object({ buyerPrincipalId: S.Uuid(), sellerPrincipalId: S.Uuid(), sandbox: Type.Boolean() }),
@@ -178,6 +182,7 @@ export const IdempotencyLookupReply = Type.Object({
 });
 
 export type MandateRecord = Static<typeof MandateRecord>;
+export type ApprovalRecord = Static<typeof ApprovalRecord>;
 export type SubscriptionRecord = Static<typeof SubscriptionRecord>;
 export type SubscriptionCycleCommand = Static<typeof SubscriptionCycleCommand>;
 export type SubscriptionParties = Static<typeof SubscriptionParties>;
@@ -468,6 +473,14 @@ export const internalOperations = [
     body: PlanSetCommand,
     reply: PlanReply,
     summary: "Set a principal's plan: its rate limits and quotas (the operator command).",
+  }),
+  internal({
+    id: 'approval.expire',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: ApprovalExpireCommand,
+    reply: S.Approval,
+    summary: 'Expire a pending approval request whose time has passed (from the approvals sweep).',
   }),
   internal({
     id: 'plan.get',

@@ -51,6 +51,9 @@ export const ErrorObject = Type.Object(
     remediation: Type.String({ description: 'Machine-readable next step.' }),
     retryable: Type.Boolean(),
     docs_url: Type.String({ format: 'uri', description: 'Ends with #<code>.' }),
+    approval_id: Type.Optional(
+      Uuid('Only on pending_approval: the approval request the purchase waits in (GET /v1/approvals).'),
+    ),
   },
   { description: 'The typed error object every agent route answers with.' },
 );
@@ -448,6 +451,8 @@ export const EventType = Type.Union([
   Type.Literal('topup.credited'),
   Type.Literal('subscription.state_changed'),
   Type.Literal('subscription.cycle_failed'),
+  Type.Literal('approval.requested'),
+  Type.Literal('approval.decided'),
   Type.Literal('context.created'),
   Type.Literal('context.updated'),
   Type.Literal('context.deleted'),
@@ -515,6 +520,11 @@ export const MandateRecord = Type.Object({
   minFloor: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   minJudgeVersion: Type.Union([Type.String(), Type.Null()]),
   rejectOpenJudgeErrata: Type.Boolean(),
+  /**
+   * A purchase priced above this many cents waits for the principal's approval (pending_approval); null or absent
+   * (mandates set before approvals existed): no purchase needs approval.
+   */
+  approvalAboveCents: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
   revoked: Type.Boolean(),
   createdAt: Timestamp(),
 });
@@ -536,6 +546,10 @@ const MinFloor = Type.Number({
   description:
     "The lowest floor a listing may have, and the lowest mean entailment its edition's report may show; a purchase below either is refused with floor_not_met. 0 (the default) allows any.",
 });
+const ApprovalAbove = Type.Union([Type.Integer({ minimum: 0, maximum: centsMax }), Type.Null()], {
+  description:
+    "A purchase priced above this many cents is not charged but waits for the principal's approval (pending_approval, docs/fleet.md); null (the default) lets every purchase within the mandate through.",
+});
 const JudgeVersion = Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'A judge version such as 1.2.0.' });
 export const CreateMandateRequest = Type.Object(
   {
@@ -544,6 +558,7 @@ export const CreateMandateRequest = Type.Object(
     min_floor: Type.Optional(MinFloor),
     min_judge_version: Type.Optional(Type.Union([JudgeVersion, Type.Null()])),
     reject_open_judge_errata: Type.Optional(Type.Boolean()),
+    approval_above_cents: Type.Optional(ApprovalAbove),
   },
   { additionalProperties: false },
 );
@@ -554,10 +569,49 @@ export const ChangeMandateRequest = Type.Object(
     min_floor: Type.Optional(MinFloor),
     min_judge_version: Type.Optional(Type.Union([JudgeVersion, Type.Null()])),
     reject_open_judge_errata: Type.Optional(Type.Boolean()),
+    approval_above_cents: Type.Optional(ApprovalAbove),
   },
   { additionalProperties: false, minProperties: 1 },
 );
 export const MandateIdParams = Type.Object({ mandate_id: Uuid() }, { additionalProperties: false });
+
+// Approvals: purchases above the mandate's approval threshold, waiting for the principal.
+
+export const ApprovalState = Type.Union(
+  [Type.Literal('pending'), Type.Literal('approved'), Type.Literal('declined'), Type.Literal('expired')],
+  { description: 'pending until the principal decides or it expires; approved bought it (orderId).' },
+);
+
+/** An approval request: as the principal actor keeps it, as its facts carry it, and as the API shows it. */
+export const ApprovalRecord = Type.Object({
+  id: Uuid(),
+  state: ApprovalState,
+  /** The agent whose purchase waits, and what it asked for. */
+  agentId: Uuid(),
+  listingId: Uuid(),
+  priceCents: Type.Integer({ minimum: 0, description: 'The price when it was asked: approval buys at most this.' }),
+  formats: Type.Array(Format),
+  sandbox: Type.Boolean(),
+  requestedAt: Timestamp(),
+  expiresAt: Timestamp(),
+  decidedAt: Type.Union([Timestamp(), Type.Null()]),
+  /** Who decided: the principal (approved or declined), or the clock (expired). */
+  decidedBy: Type.Union([Type.Literal('principal'), Type.Literal('expiry'), Type.Null()]),
+  /** The order an approval made; null otherwise. */
+  orderId: Type.Union([Uuid(), Type.Null()]),
+});
+
+export const Approval = ApprovalRecord;
+export const ApprovalPage = Page(Approval);
+export const ApprovalQuery = Type.Object(
+  {
+    state: Type.Optional(ApprovalState),
+    cursor: Type.Optional(Cursor),
+    limit: Type.Optional(Limit),
+  },
+  { additionalProperties: false },
+);
+export const ApprovalIdParams = Type.Object({ approval_id: Uuid() }, { additionalProperties: false });
 
 export const SandboxAgentRequest = Type.Object(
   {
@@ -808,4 +862,5 @@ export type BalanceT = Static<typeof Balance>;
 export type LedgerEntryT = Static<typeof LedgerEntry>;
 export type LedgerPageT = Static<typeof LedgerPage>;
 export type MandateT = Static<typeof Mandate>;
+export type ApprovalT = Static<typeof Approval>;
 export type SandboxAgentT = Static<typeof SandboxAgent>;

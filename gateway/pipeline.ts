@@ -286,8 +286,14 @@ export class Pipeline {
       if (reply.mediaType !== undefined) result.contentType = reply.mediaType;
       return result;
     }
-    const { code, message, retryAfterS } = reply.error;
-    return this.refuse(code, message, undefined, retryAfterS ? { 'retry-after': String(retryAfterS) } : {});
+    const { code, message, retryAfterS, approvalId } = reply.error;
+    const body = errorBody(this.d.baseUrl, code, message, approvalId);
+    return {
+      status: errorTable[code].status,
+      body,
+      headers: retryAfterS ? { 'retry-after': String(retryAfterS) } : {},
+      error: body,
+    };
   }
 
   /** The RFC 6750 / RFC 9728 challenge: where the protected-resource metadata is, and what went wrong if known. */

@@ -52,7 +52,9 @@ export async function lookupIdempotencyKeys(
        WHERE i.created_at >= ${usedAfter}
     )
     SELECT (SELECT last_seq FROM projection_checkpoints WHERE name = ${checkpointName}) AS checkpoint, found.*
-      FROM (SELECT 1) one LEFT JOIN found ON true`;
+      FROM (SELECT 1) one LEFT JOIN found ON true
+      -- A key found twice (a purchase that waited for approval, then was bought) answers from its newest fact.
+      ORDER BY found.seq`;
   return {
     indexedThroughSeq: Number(rows[0]?.checkpoint ?? 0),
     // Orders projected before request hashes were indexed carry none: such a key can only conflict.

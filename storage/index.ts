@@ -123,3 +123,4 @@ export {
   subscriptionsPage,
   type SubscriptionUpsertRow,
 } from './subscriptions.ts';
+export { type ApprovalUpsertRow, expiredApprovals } from './approvals.ts';

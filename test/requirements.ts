@@ -658,6 +658,16 @@ export const requirements = {
     behaviour:
       "Concurrent purchases never pass the plan's daily spend quota by a cent; past it, 429 quota_exhausted with the reset time and Retry-After, nothing held; the next UTC day starts from zero.",
   },
+  'FLEET-APPROVAL': {
+    source: 'docs/fleet.md: Human approval',
+    behaviour:
+      "Above the mandate's approval threshold a purchase is not charged but answered 403 pending_approval with the request's id; approving buys it once with the original request however many approvals race, runs the purchase rules again (a refusal leaves it pending), declining buys nothing, a second decision does nothing, an undecided request expires; the agent learns each outcome from approval.* events and by replaying its request.",
+  },
+  'FLEET-APPROVAL-PAGE': {
+    source: 'docs/fleet.md: Human approval',
+    behaviour:
+      'On the account page (headless Chromium) a person sets the approval threshold, sees the purchases waiting for them, and declines or approves each; a refused approval says why and the request stays pending.',
+  },
   'SUBS-CYCLES': {
     source: 'docs/subscriptions.md: Cycles',
     behaviour:

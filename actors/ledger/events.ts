@@ -1,10 +1,11 @@
 // The events a principal's LEDGER facts make, written to the events store by storage/events.ts (its own projection,
 // checkpoint `events:<LEDGER stream>`): every change of an order's state is an `order.state_changed` event, every
-// landed top-up a `topup.credited` one, and a subscription's change of state or failed cycle a `subscription.*` one.
+// landed top-up a `topup.credited` one, a subscription's change of state or failed cycle a `subscription.*` one, and
+// a purchase that waits for the principal's approval an `approval.requested`, then an `approval.decided`.
 // Rows depend only on their facts, so a rebuild by replay writes identical ids, sequences and data. An event's id is
 // `evt_<fact id>`; a fact's further events are `evt_<fact id>.<n>`.
 import type { Static } from 'typebox';
-import type { LedgerFact, Names, SubscriptionChangedFact, schemas } from '../../contracts/index.ts';
+import type { ApprovalRecord, LedgerFact, Names, SubscriptionChangedFact, schemas } from '../../contracts/index.ts';
 import {
   type EventInsertRow,
   type EventRow,
@@ -50,6 +51,14 @@ export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInse
       case 'escrow_held':
         // A subscription cycle's purchase is an order like any other: its event names the subscription.
         add(f.principalId, 'order.state_changed', orderData(f, 'held', f.subscriptionId));
+        // An approved purchase also tells the agent that waited that the principal decided.
+        if (f.approval) add(f.principalId, 'approval.decided', approvalData(f.approval.record));
+        break;
+      case 'approval_requested':
+        add(f.principalId, 'approval.requested', approvalData(f.approval));
+        break;
+      case 'approval_decided':
+        add(f.principalId, 'approval.decided', approvalData(f.approval));
         break;
       case 'escrow_released':
       case 'escrow_refunded': {
@@ -79,6 +88,21 @@ export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInse
     }
   }
   return rows;
+}
+
+/** An approval request as its events show it: enough for the waiting agent to continue without another call. */
+function approvalData(a: ApprovalRecord): Record<string, unknown> {
+  return {
+    approval_id: a.id,
+    state: a.state,
+    agent_id: a.agentId,
+    listing_id: a.listingId,
+    price_cents: a.priceCents,
+    formats: a.formats,
+    expires_at: a.expiresAt,
+    decided_by: a.decidedBy,
+    order_id: a.orderId,
+  };
 }
 
 function orderData(

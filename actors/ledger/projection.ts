@@ -2,11 +2,14 @@
 // storage/principal-facts.ts. A credit is a ledger entry; a purchase is an order row carrying its two escrow
 // entries; a release accrues the seller's payout; every settlement decided by a report is a trust sample for the
 // artifact, its seller and the buying agent; every mutating call's key goes to the idempotency index (a purchase's
-// with its order); a subscription's record is upserted from the newest fact that carries it.
+// with its order); a subscription's record, and an approval request's state and expiry, are upserted from the
+// newest fact that carries them.
 // Rows depend only on their facts, so a rebuild by replay produces identical rows.
-import type { Config, LedgerFact, Names } from '../../contracts/index.ts';
+import type { ApprovalRecord, Config, IdempotencyRecord, LedgerFact, Names } from '../../contracts/index.ts';
 import { idempotencyRetentionMs } from '../../contracts/index.ts';
 import {
+  type ApprovalUpsertRow,
+  type IdempotencyKeyRow,
   type LedgerRow,
   type OrderInsertRow,
   type OrderSettlementRow,
@@ -15,6 +18,7 @@ import {
   type SubscriptionUpsertRow,
 } from '../../storage/index.ts';
 import { weightAtEpoch } from '../catalog/trust.ts';
+import { decisionCall } from '../principal/fold.ts';
 
 /** The ledger entry of a credit fact. */
 function creditEntry(seq: number, f: Extract<LedgerFact, { type: 'credited' }>): LedgerRow {
@@ -45,21 +49,28 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
     trustSamples: [],
     keys: [],
     subscriptions: [],
+    approvals: [],
   };
   const held = new Map<string, OrderInsertRow>();
   // Each fact carries the whole subscription record: the newest in the batch is the row.
   const subscriptions = new Map<string, SubscriptionUpsertRow>();
+  // The newest fact per key: a request that waited for approval and its decision can share a batch.
+  const keys = new Map<string, IdempotencyKeyRow>();
+  const indexKey = (seq: number, f: LedgerFact, r: IdempotencyRecord) =>
+    keys.set(`${f.principalId} ${r.key}`, {
+      principal_id: f.principalId,
+      key: r.key,
+      request_hash: r.requestHash,
+      stream_seq: seq,
+      created_at: f.at,
+    });
+  const approvals = new Map<string, ApprovalUpsertRow>();
   for (const { seq, fact: f } of batch) {
-    // A purchase's key is indexed in its order row; every other call's in the index table.
-    if (f.idempotency && f.type !== 'escrow_held') {
-      rows.keys.push({
-        principal_id: f.principalId,
-        key: f.idempotency.key,
-        request_hash: f.idempotency.requestHash,
-        stream_seq: seq,
-        created_at: f.at,
-      });
-    }
+    // A purchase's key is indexed in its order row; every other call's in the index table, and so is the principal's
+    // approve or decline call that a decision records beside it.
+    if (f.idempotency && f.type !== 'escrow_held') indexKey(seq, f, f.idempotency);
+    const call = decisionCall(f);
+    if (call) indexKey(seq, f, call);
     switch (f.type) {
       case 'credited':
         rows.credits.push(creditEntry(seq, f));
@@ -96,8 +107,13 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
         held.set(f.orderId, order);
         rows.orders.push(order);
         if (f.subscription) subscriptions.set(f.subscription.id, { buyer: f.principalId, seq, record: f.subscription });
+        if (f.approval) approvals.set(f.approval.record.id, approvalRow(seq, f.principalId, f.approval.record));
         break;
       }
+      case 'approval_requested':
+      case 'approval_decided':
+        approvals.set(f.approval.id, approvalRow(seq, f.principalId, f.approval));
+        break;
       case 'subscription_changed':
         subscriptions.set(f.subscription.id, { buyer: f.principalId, seq, record: f.subscription });
         break;
@@ -162,7 +178,13 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
     }
   }
   rows.subscriptions = [...subscriptions.values()];
+  rows.keys = [...keys.values()];
+  rows.approvals = [...approvals.values()];
   return rows;
+}
+
+function approvalRow(seq: number, principalId: string, a: ApprovalRecord): ApprovalUpsertRow {
+  return { id: a.id, principal: principalId, state: a.state, expires: a.expiresAt, seq };
 }
 
 /** The principal-facts projection with this deployment's key retention: one definition for the projector and rebuilds. */

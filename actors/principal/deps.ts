@@ -19,6 +19,8 @@ export interface PrincipalDeps {
   defaultPlan: PlanName;
   /** How long a gateway spends a batch of rate-limit tokens (sizes the batches). */
   rateLeaseMs: number;
+  /** How long a purchase above the approval threshold waits for the principal before it expires. */
+  approvalTtlMs: number;
 }
 
 /** The fields every ledger fact starts with. */

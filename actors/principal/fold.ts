@@ -1,7 +1,14 @@
 // The fold of a principal's facts into its state (state.ts). `checkFact` is the one place the money invariants live: the host runs it before an append (so a fact that would break one never becomes
 // durable), and `applyFact` runs it again when it folds the fact in.
 import assert from 'node:assert/strict';
-import { type EscrowHeldFact, type LedgerFact, type SubscriptionRecord, utcDay } from '../../contracts/index.ts';
+import {
+  type ApprovalRecord,
+  type EscrowHeldFact,
+  type IdempotencyRecord,
+  type LedgerFact,
+  type SubscriptionRecord,
+  utcDay,
+} from '../../contracts/index.ts';
 import { type HotKeyPolicy, rememberKey } from './idempotency.ts';
 import type { PrincipalState } from './state.ts';
 
@@ -26,6 +33,10 @@ export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
       assert(Number.isInteger(fact.priceCents) && fact.priceCents >= 0, 'price is whole cents');
       assert(!state.held.has(fact.orderId), 'an order is held once');
       if (fact.subscription) checkCycle(state, fact.subscription, 'active');
+      if (fact.approval) {
+        checkDecision(state, fact.approval.record, 'approved');
+        assert.equal(fact.approval.record.orderId, fact.orderId, 'an approval buys the order it names');
+      }
       availableCents -= fact.priceCents;
       heldCents += fact.priceCents;
       break;
@@ -46,6 +57,18 @@ export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
       break;
     case 'subscription_changed':
       checkSubscriptionChange(state, fact);
+      break;
+    case 'approval_requested':
+      assert(!state.approvals.has(fact.approval.id), 'an approval request is recorded once');
+      assert.equal(fact.approval.state, 'pending', 'an approval request starts pending');
+      assert(fact.idempotency, 'an approval request holds the purchase request it stands for');
+      break;
+    case 'approval_decided':
+      checkDecision(state, fact.approval, fact.approval.state);
+      assert(
+        fact.approval.state === 'declined' || fact.approval.state === 'expired',
+        'a decision without a purchase declines',
+      );
       break;
     case 'mandate_set':
     case 'call_recorded':
@@ -87,6 +110,7 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
         subscriptionId: fact.subscriptionId,
       });
       if (fact.subscription) state.subscriptions.set(fact.subscription.id, fact.subscription);
+      if (fact.approval) decide(state, fact.approval.record, fact.at, keys.retentionMs);
       countTowardQuota(state, fact);
       break;
     case 'escrow_released':
@@ -108,13 +132,51 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
     case 'plan_set':
       state.plan = fact.plan;
       break;
+    case 'approval_requested': {
+      const { key, requestHash } = fact.idempotency!;
+      state.approvals.set(fact.approval.id, { record: fact.approval, key, requestHash });
+      break;
+    }
+    case 'approval_decided':
+      decide(state, fact.approval, fact.at, keys.retentionMs);
+      break;
     case 'call_recorded':
       break;
     default:
       return unknownFact(fact);
   }
   if (fact.idempotency) rememberKey(state, fact.idempotency, seq, Date.parse(fact.at), keys);
+  // A decision also answers the principal's approve or decline call under its own key.
+  const call = decisionCall(fact);
+  if (call) rememberKey(state, call, seq, Date.parse(fact.at), keys);
   return state;
+}
+
+/** The approve or decline call a fact records beside the purchase request's key, if any. */
+export function decisionCall(fact: LedgerFact): IdempotencyRecord | undefined {
+  if (fact.type === 'escrow_held') return fact.approval?.call;
+  if (fact.type === 'approval_decided') return fact.call;
+  return undefined;
+}
+
+/** A decision moves a pending request to its final state, once. */
+function checkDecision(state: PrincipalState, after: ApprovalRecord, stateAfter: ApprovalRecord['state']) {
+  const before = state.approvals.get(after.id);
+  assert.equal(before?.record.state, 'pending', 'only a pending approval request is decided, once');
+  assert.equal(after.state, stateAfter, 'the decision is the one the fact records');
+}
+
+/**
+ * Record a decision, and let decided requests go once the idempotency retention has passed since their decision
+ * (their facts still answer the keys that used them).
+ */
+function decide(state: PrincipalState, after: ApprovalRecord, at: string, retentionMs: number): void {
+  state.approvals.get(after.id)!.record = after;
+  const before = Date.parse(at) - retentionMs;
+  for (const [id, held] of state.approvals) {
+    const decidedAt = held.record.decidedAt;
+    if (decidedAt !== null && Date.parse(decidedAt) < before) state.approvals.delete(id);
+  }
 }
 
 /** An order held counts toward its UTC day's quotas (the day of its fact's time). */

@@ -14,6 +14,8 @@ import type { PrincipalDeps } from './deps.ts';
 import type { HotRecord, PrincipalState } from './state.ts';
 import type { IdempotencyIndex, IndexedKey } from './idempotency-index.ts';
 import { purchaseReply, type StoredReply } from './purchase-reply.ts';
+import { approvalReplyOf } from './approvals.ts';
+import { decisionCall } from './fold.ts';
 
 // A hot record keeps no reply: a replay reads the fact at `seq` (replays are rare).
 const hotRecord = (seq: number, atMs: number, requestHash: string): HotRecord => `${seq} ${atMs} ${requestHash}`;
@@ -70,11 +72,24 @@ export function recordOf(req: BusRequest, agentId: string, reply: StoredReply): 
   return { key, requestHash, agentId, reply };
 }
 
-/** The reply a fact's command gave: stored in the fact, or rebuilt from it (a purchase). */
-function replyOf(fact: LedgerFact): StoredReply | null {
-  if (fact.idempotency?.reply) return fact.idempotency.reply;
-  if (fact.type === 'escrow_held') return purchaseReply(fact.orderId, fact.priceCents, fact.formats);
-  return null;
+/**
+ * The reply the call that used `key` gave, from a fact that recorded it: stored in the fact, or rebuilt from it (a
+ * purchase, or a purchase waiting for approval). A decision on an approval records two calls: the purchase request
+ * it decides and the principal's approve or decline call.
+ */
+function replyOf(fact: LedgerFact, key: string): BusReply | null {
+  const stored = (reply: StoredReply): BusReply => ({
+    ok: true,
+    status: reply.status,
+    body: reply.body,
+    replayed: true,
+  });
+  const call = decisionCall(fact);
+  if (call?.key === key) return call.reply ? stored(call.reply) : null;
+  if (fact.idempotency?.key !== key) return null;
+  if (fact.idempotency.reply) return stored(fact.idempotency.reply);
+  if (fact.type === 'escrow_held') return stored(purchaseReply(fact.orderId, fact.priceCents, fact.formats));
+  return approvalReplyOf(fact);
 }
 
 /**
@@ -103,7 +118,7 @@ export async function replayOrConflict(
     return errorReply('idempotency_conflict', 'this Idempotency-Key was already used with a different request');
   }
   const fact = await d.loadFact(state.principalId, used.seq);
-  const reply = fact?.idempotency?.key === key ? replyOf(fact) : null;
+  const reply = fact ? replyOf(fact, key) : null;
   if (!reply) return errorReply('unavailable', 'the stored result could not be read; retry with the same key', 1);
-  return { ok: true, status: reply.status, body: reply.body, replayed: true };
+  return reply;
 }

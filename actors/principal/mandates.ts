@@ -1,5 +1,5 @@
 // The principal's mandate: the spending and quality policy that binds all its agents (per-item cap, minimum trust,
-// judge filters). Setting one replaces the current one; changing one writes the changed record; revoking stops every
+// floor and judge filters, the price above which a purchase waits for approval). Setting one replaces the current one; changing one writes the changed record; revoking stops every
 // purchase until a new mandate is set. Earlier mandates stay in the principal's history.
 import {
   errorReply,
@@ -48,6 +48,7 @@ export function createMandate(
     minFloor: b.min_floor ?? 0,
     minJudgeVersion: b.min_judge_version ?? null,
     rejectOpenJudgeErrata: b.reject_open_judge_errata ?? false,
+    approvalAboveCents: b.approval_above_cents ?? null,
     revoked: false,
     createdAt: d.clock.nowIso(),
   };
@@ -80,6 +81,8 @@ export function changeMandate(d: PrincipalDeps, state: PrincipalState, req: Requ
       minFloor: b.min_floor ?? current.minFloor ?? 0,
       minJudgeVersion: b.min_judge_version === undefined ? current.minJudgeVersion : b.min_judge_version,
       rejectOpenJudgeErrata: b.reject_open_judge_errata ?? current.rejectOpenJudgeErrata,
+      approvalAboveCents:
+        b.approval_above_cents === undefined ? (current.approvalAboveCents ?? null) : b.approval_above_cents,
     };
     return answered(d, state, req, m, { type: 'mandate_set', mandate: m });
   });

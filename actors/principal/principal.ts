@@ -3,9 +3,11 @@
 // first (idempotency.ts), then the operation's handler decides: purchases (purchase.ts, with the rules in
 // purchase-policy.ts), settlement (settlement.ts), mandates (mandates.ts), credits (credits.ts), and the seller
 // operations forwarded to the catalog and listing actors (forwarding.ts), subscriptions and their cycles
-// (subscriptions.ts), the plan and its rate-limit buckets (plans.ts, rate.ts) and daily quotas (quotas.ts).
+// (subscriptions.ts), the plan and its rate-limit buckets (plans.ts, rate.ts), daily quotas (quotas.ts) and
+// purchases waiting for the principal's approval (approvals.ts).
 import type { LedgerFact } from '../../contracts/index.ts';
 import type { ActorBehaviour } from '../runtime/host.ts';
+import { approve, decline, expire, getApprovals } from './approvals.ts';
 import { getBalance, grantSandbox, topUp } from './credits.ts';
 import type { PrincipalDeps } from './deps.ts';
 import { createListing, publishArtifact, publishEdition, repriceListing, unlistListing } from './forwarding.ts';
@@ -54,10 +56,15 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<'principal'
       'rate.lease': (state, req) => leaseRate(d, state, req),
       'plan.set': (state, req) => setPlan(d, state, req),
       'plan.get': (state) => getPlan(d, state),
+      getApprovals: (state, req) => getApprovals(state, req),
+      approvePurchase: (state, req) => approve(d, state, req),
+      declinePurchase: (state, req) => decline(d, state, req),
+      'approval.expire': (state, req) => expire(d, state, req),
     },
     toSnapshot,
     fromSnapshot,
     // 2: records carry their fact's sequence, not their reply. 3: subscriptions. 4: plan and daily quota counts.
-    snapshotVersion: 4,
+    // 5: approval requests.
+    snapshotVersion: 5,
   };
 }

@@ -28,6 +28,12 @@ export interface PurchaseCheck {
   availableCents: number;
   /** Today's use of the plan's daily quotas. */
   quota: QuotaUse;
+  /**
+   * A price above the mandate's approval threshold: `ask` refuses with pending_approval (a purchase, which then
+   * waits for the principal); `approved` lets it through (the principal approved this one); `refuse` refuses with
+   * mandate_exceeded (a subscription, whose cycles cannot each wait for a person).
+   */
+  approval: 'ask' | 'approved' | 'refuse';
 }
 
 export interface PurchaseRefusal {
@@ -81,6 +87,20 @@ export function purchaseRefusal(p: PurchaseCheck): PurchaseRefusal | null {
         'floor_not_met',
         `the edition's report shows mean entailment ${a.report.meanEntailment}, below the mandate's min_floor ${minFloor}`,
       );
+    }
+    const threshold = m.approvalAboveCents ?? null;
+    if (threshold !== null && l.priceCents > threshold && p.approval !== 'approved') {
+      if (p.approval === 'ask') {
+        refuse(
+          'pending_approval',
+          `the price ${l.priceCents} cents is above the mandate's approval threshold ${threshold}`,
+        );
+      } else {
+        refuse(
+          'mandate_exceeded',
+          `the price ${l.priceCents} cents is above the mandate's approval threshold ${threshold}, and a subscription cannot wait for approval`,
+        );
+      }
     }
     if (a && m.minJudgeVersion && compareVersions(a.judgeVersion, m.minJudgeVersion) < 0) {
       refuse(

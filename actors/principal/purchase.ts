@@ -1,5 +1,6 @@
 // A purchase: the listing's and the artifact's quotes, the rules (purchase-policy.ts), then one `escrow_held` fact
-// that moves the price from available to held. When the edition's report is known already (the usual case) the
+// that moves the price from available to held (or, above the mandate's approval threshold, an approval request:
+// approvals.ts). When the edition's report is known already (the usual case) the
 // order is settled right after the commit, in this actor's mailbox; otherwise the settlement sweeper settles it.
 import { type EscrowHeldFact, errorReply, type LedgerFact, okReply, type RequestOf } from '../../contracts/index.ts';
 import type { Decision } from '../runtime/host.ts';
@@ -8,6 +9,7 @@ import type { PrincipalDeps } from './deps.ts';
 import { currentMandate, type PrincipalState } from './state.ts';
 import { purchaseRefusal } from './purchase-policy.ts';
 import { quotaUse } from './quotas.ts';
+import { requestApproval } from './approvals.ts';
 import { keyOf } from './idempotency.ts';
 import { purchaseReply } from './purchase-reply.ts';
 import { settleRequest } from './settlement.ts';
@@ -32,7 +34,9 @@ export async function purchase(
     mandate: currentMandate(state),
     availableCents: state.availableCents,
     quota: quotaUse(d, state),
+    approval: 'ask',
   });
+  if (refusal?.code === 'pending_approval') return requestApproval(d, state, req, listing!.id, listing!.priceCents);
   if (refusal) return { reply: errorReply(refusal.code, refusal.message, refusal.retryAfterS) };
   // The policy let it through, so both quotes exist.
   const l = listing!;

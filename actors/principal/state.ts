@@ -1,7 +1,7 @@
 // The principal's state: a fold of the facts on `<ns>.ledger.<id>` (fold.ts). Available, held and spent credits,
 // the orders in escrow, the mandates, the idempotency records of the principal's recent mutating calls, its plan
 // and today's counts toward the plan's quotas.
-import type { MandateRecord, PlanName, SubscriptionRecord } from '../../contracts/index.ts';
+import type { ApprovalRecord, MandateRecord, PlanName, SubscriptionRecord } from '../../contracts/index.ts';
 
 /**
  * A key the actor keeps in memory, packed into one string, `<seq> <atMs> <requestHash>`: one heap object for the
@@ -18,6 +18,13 @@ export interface HeldOrder {
   agentId: string;
   sandbox: boolean;
   subscriptionId: string | null;
+}
+
+/** An approval request with the purchase request it holds back: approving buys under that request's key. */
+export interface HeldRequest {
+  record: ApprovalRecord;
+  key: string;
+  requestHash: string;
 }
 
 export interface PrincipalState {
@@ -41,6 +48,11 @@ export interface PrincipalState {
   idempotency: Map<string, HotRecord>;
   /** LEDGER sequence of the newest record that left memory; 0 if none has, and then memory alone knows every key. */
   evictedThroughSeq: number;
+  /**
+   * Approval requests by id: every pending one, and decided ones until the idempotency retention has passed since
+   * their decision (approvals.ts).
+   */
+  approvals: Map<string, HeldRequest>;
   /** The plan an operator set (`plan_set`); null: the configured default. */
   plan: PlanName | null;
   /** The UTC day of the newest order held, and what that day held: the daily quotas' counts (contracts/plans.ts). */
@@ -59,6 +71,7 @@ export function initialState(principalId: string): PrincipalState {
     held: new Map(),
     mandates: [],
     subscriptions: new Map(),
+    approvals: new Map(),
     idempotency: new Map(),
     evictedThroughSeq: 0,
     plan: null,
@@ -72,14 +85,27 @@ export function initialState(principalId: string): PrincipalState {
 export const currentMandate = (s: PrincipalState): MandateRecord | null => s.mandates.at(-1) ?? null;
 
 export function toSnapshot(s: PrincipalState): unknown {
-  return { ...s, held: [...s.held], subscriptions: [...s.subscriptions], idempotency: [...s.idempotency] };
+  return {
+    ...s,
+    held: [...s.held],
+    subscriptions: [...s.subscriptions],
+    approvals: [...s.approvals],
+    idempotency: [...s.idempotency],
+  };
 }
 
 export function fromSnapshot(data: unknown): PrincipalState {
-  const s = data as Omit<PrincipalState, 'idempotency' | 'held' | 'subscriptions'> & {
+  const s = data as Omit<PrincipalState, 'idempotency' | 'held' | 'subscriptions' | 'approvals'> & {
     idempotency: [string, HotRecord][];
     held: [string, HeldOrder][];
     subscriptions: [string, SubscriptionRecord][];
+    approvals: [string, HeldRequest][];
   };
-  return { ...s, held: new Map(s.held), subscriptions: new Map(s.subscriptions), idempotency: new Map(s.idempotency) };
+  return {
+    ...s,
+    held: new Map(s.held),
+    subscriptions: new Map(s.subscriptions),
+    approvals: new Map(s.approvals),
+    idempotency: new Map(s.idempotency),
+  };
 }

@@ -111,6 +111,7 @@ export async function subscribeListing(
     mandate: currentMandate(state),
     availableCents: state.availableCents,
     quota: quotaUse(d, state),
+    approval: 'refuse',
   });
   if (refusal) return { reply: errorReply(refusal.code, refusal.message, refusal.retryAfterS) };
   const now = d.clock.nowIso();
@@ -188,6 +189,7 @@ export async function runCycle(
     mandate: currentMandate(state),
     availableCents: state.availableCents,
     quota: quotaUse(d, state),
+    approval: 'refuse',
   });
   const at = d.clock.nowIso();
   const nextCycleAt = nextDueAfter(Date.parse(sub.nextCycleAt), sub.intervalSeconds, asOfMs);

@@ -1,6 +1,8 @@
 // What each web page shows: the data the web face (gateway/web/) hands to the page functions (pages.ts), which turn
 // it into HTML. Plain data, already decided: a page function makes no choices beyond layout and wording.
 
+import type { ApprovalT } from '../../contracts/index.ts';
+
 /** Every page: where it is served and the person's email when signed in. */
 export interface PageFrame {
   /** `ASSAY_WEB_URL`: absolute links on pages start with it. */
@@ -68,7 +70,11 @@ export interface AccountPage extends PageFrame {
     minFloor: number;
     minJudgeVersion: string | null;
     rejectOpenJudgeErrata: boolean;
+    /** Purchases above this many cents wait for the person's approval; null: none do. */
+    approvalAboveCents: number | null;
   } | null;
+  /** Purchases that waited for approval: pending ones (to decide) and recent decisions, newest first. */
+  approvals: ApprovalT[];
   /** Hidden field `idempotency_key` of the mandate form: a double submit sets the mandate once. */
   mandateKey: string;
   /** One line after an action (\"Grant revoked.\"), or null. */

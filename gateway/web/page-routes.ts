@@ -2,7 +2,7 @@
 // Forms post back here and are answered with a redirect (303) or the page again with a message; every post is
 // checked for its CSRF token and origin first (session.ts).
 import { randomUUID } from 'node:crypto';
-import { type Config, operations, passwordMinLength } from '../../contracts/index.ts';
+import { type ApprovalT, type Config, operations, passwordMinLength } from '../../contracts/index.ts';
 import type { WebContext, WebRoute } from './face.ts';
 import { page, parseForm, redirect, safeNext, type WebRequest, type WebResponse } from './http.ts';
 import { scopeList } from './oauth-routes.ts';
@@ -19,6 +19,9 @@ import {
 
 const createMandate = operations.find((o) => o.id === 'createMandate')!;
 const getMandates = operations.find((o) => o.id === 'getMandates')!;
+const getApprovals = operations.find((o) => o.id === 'getApprovals')!;
+const approvePurchase = operations.find((o) => o.id === 'approvePurchase')!;
+const declinePurchase = operations.find((o) => o.id === 'declinePurchase')!;
 
 /** Notices after an account action, by the code in the redirect (`/account?done=...`): no free text in URLs. */
 const notices: Record<string, string> = {
@@ -27,6 +30,8 @@ const notices: Record<string, string> = {
   revoke_client: 'Client removed, and every access it held revoked.',
   revoke_initial_access_token: 'Initial access token revoked.',
   mandate: 'Mandate saved. It binds every agent of yours from now on.',
+  approve: 'Purchase approved and bought: the agent that asked is told.',
+  decline: 'Purchase declined: nothing was bought, and the agent that asked is told.',
   issue_initial_access_token: 'Initial access token issued. Copy it now: it is not shown again.',
 };
 
@@ -67,20 +72,24 @@ async function renderAccount(
     status?: number;
   } = {},
 ): Promise<WebResponse> {
-  const [account, mandates] = await Promise.all([
-    ctx.oauth('account', { principalId: session.principalId }, req.requestId),
+  const read = (op: typeof getMandates | typeof getApprovals, limit: string) =>
     ctx.pipeline.runAs(webCaller(session, ['read:artifact']), {
-      op: getMandates,
+      op,
       token: undefined,
       params: {},
-      query: { limit: '1' },
+      query: { limit },
       body: { kind: 'none' },
       idempotencyKey: undefined,
       requestId: req.requestId,
       clientAddress: req.clientAddress,
-    }),
+    });
+  const [account, mandates, approvals] = await Promise.all([
+    ctx.oauth('account', { principalId: session.principalId }, req.requestId),
+    read(getMandates, '1'),
+    read(getApprovals, '50'),
   ]);
   if (!account.ok) throw new Error(`account refused: ${account.reply.error.message}`);
+  if (approvals.error) throw new Error(`approvals refused: ${approvals.error.message}`);
   const current = (mandates.body as { items?: any[] } | undefined)?.items?.find((m) => m.current && !m.revoked);
   const { frame, setCookie } = frameOf(ctx, req, session);
   const a = account.body;
@@ -101,8 +110,10 @@ async function renderAccount(
             minFloor: current.minFloor ?? 0,
             minJudgeVersion: current.minJudgeVersion,
             rejectOpenJudgeErrata: current.rejectOpenJudgeErrata,
+            approvalAboveCents: current.approvalAboveCents ?? null,
           }
         : null,
+      approvals: (approvals.body as { items: ApprovalT[] }).items,
       mandateKey: randomUUID(),
       notice: extra.notice ?? null,
       error: extra.error ?? null,
@@ -165,6 +176,48 @@ function accountAction(
     );
     if (!r.ok) return renderAccount(ctx, req, session, { error: r.reply.error.message, status: 404 });
     return redirect(`${ctx.config.webUrl}/account?done=${action}`);
+  });
+}
+
+/** An empty field is null (no threshold); a number is itself; anything else goes on for validation to refuse. */
+function optionalNumber(value: string | undefined): unknown {
+  if (value === undefined || value.trim() === '') return null;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : value;
+}
+
+/**
+ * Approve or decline a purchase waiting for approval, through the agent API's own operation. The key is the
+ * action and the request: a double submit replays the first answer, and a refused approval (no credits yet, say)
+ * recorded nothing, so trying again after a top-up runs again.
+ */
+function approvalDecision(
+  path: string,
+  op: typeof approvePurchase | typeof declinePurchase,
+  done: 'approve' | 'decline',
+): WebRoute {
+  return accountForm(path, async (ctx, req, session) => {
+    const id = req.params.id ?? '';
+    const r = await ctx.pipeline.runAs(webCaller(session, ['manage:mandate']), {
+      op,
+      token: undefined,
+      params: { approval_id: id },
+      query: {},
+      body: { kind: 'value', value: {} },
+      idempotencyKey: `web-${done}-${id}`,
+      requestId: req.requestId,
+      clientAddress: req.clientAddress,
+    });
+    if (r.error) return renderAccount(ctx, req, session, { error: r.error.message, status: r.status });
+    const state = (r.body as ApprovalT).state;
+    // A request already decided, or past its time, answers as it stands: say what it is, not what was asked.
+    if (state === 'expired') {
+      return renderAccount(ctx, req, session, { error: 'That request had expired: nothing was bought.', status: 409 });
+    }
+    if ((done === 'approve') !== (state === 'approved')) {
+      return renderAccount(ctx, req, session, { error: `That request was already ${state}.`, status: 409 });
+    }
+    return redirect(`${ctx.config.webUrl}/account?done=${done}`);
   });
 }
 
@@ -277,6 +330,7 @@ export function pageRoutes(_config: Config): WebRoute[] {
         min_floor: Number.isFinite(minFloor) ? minFloor : form.min_floor,
         min_judge_version: form.min_judge_version ? form.min_judge_version : null,
         reject_open_judge_errata: form.reject_open_judge_errata === 'true',
+        approval_above_cents: optionalNumber(form.approval_above_cents),
       };
       const r = await ctx.pipeline.runAs(webCaller(session, ['manage:mandate']), {
         op: createMandate,
@@ -291,6 +345,8 @@ export function pageRoutes(_config: Config): WebRoute[] {
       if (r.error) return renderAccount(ctx, req, session, { error: r.error.message, status: r.status });
       return redirect(`${ctx.config.webUrl}/account?done=mandate`);
     }),
+    approvalDecision('/account/approvals/{id}/approve', approvePurchase, 'approve'),
+    approvalDecision('/account/approvals/{id}/decline', declinePurchase, 'decline'),
     accountForm('/account/initial-access-tokens', async (ctx, req, session) => {
       const r = await ctx.oauth(
         'accountAction',

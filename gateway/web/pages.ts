@@ -1,6 +1,7 @@
 // The web pages as HTML: one function per page, each taking its data from page-data.ts and returning the whole
 // document as a string. Plain forms, no script; the route decides the status code and sends
 // `pageContentSecurityPolicy` with the page.
+import type { ApprovalT } from '../../contracts/index.ts';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { html, type SafeHtml } from './html.ts';
@@ -197,12 +198,14 @@ ${data.newInitialAccessToken !== null && newTokenPanel(data.newInitialAccessToke
 </dl>
 <nav class="toc" aria-label="On this page">
 <ul>
+<li><a href="#approvals">Purchases waiting for you</a></li>
 <li><a href="#mandate">Your mandate</a></li>
 <li><a href="#grants">Access granted to agents</a></li>
 <li><a href="#clients">Registered clients</a></li>
 <li><a href="#initial-access-tokens">Initial access tokens</a></li>
 </ul>
 </nav>
+${approvalsSection(data)}
 ${mandateSection(data)}
 ${grantsSection(data)}
 ${clientsSection(data)}
@@ -222,7 +225,9 @@ ${
         m.minFloor > 0 && html`, a verification floor of at least ${m.minFloor}`
       }${
         m.minJudgeVersion !== null && html`, judged by version ${m.minJudgeVersion} or later`
-      }${m.rejectOpenJudgeErrata && html`, nothing judged by a judge with an open erratum`}.</p>`
+      }${m.rejectOpenJudgeErrata && html`, nothing judged by a judge with an open erratum`}${
+        m.approvalAboveCents !== null && html`; anything above ${dollars(m.approvalAboveCents)} waits for your approval`
+      }.</p>`
 }
 <form method="post" action="/account/mandate" class="card stack">
 ${csrfField(data)}${hidden('idempotency_key', data.mandateKey)}
@@ -246,6 +251,11 @@ ${csrfField(data)}${hidden('idempotency_key', data.mandateKey)}
 <span class="hint" id="min-judge-version-hint">A version such as 2.0.0; leave empty to allow any.</span>
 <input id="min-judge-version" name="min_judge_version" type="text" class="short" pattern="[0-9]+\\.[0-9]+\\.[0-9]+" spellcheck="false" autocomplete="off" value="${m?.minJudgeVersion ?? ''}" aria-describedby="min-judge-version-hint">
 </div>
+<div class="field">
+<label for="approval-above">Ask me before any purchase above this many cents (optional)</label>
+<span class="hint" id="approval-above-hint">Such a purchase is not charged until you approve it below; leave empty to never ask.</span>
+<input id="approval-above" name="approval_above_cents" type="number" class="short" inputmode="numeric" min="0" step="1" value="${m?.approvalAboveCents ?? ''}" aria-describedby="approval-above-hint">
+</div>
 <div class="check">
 <input id="reject-open-judge-errata" name="reject_open_judge_errata" type="checkbox" value="true"${m?.rejectOpenJudgeErrata && html` checked`}>
 <label for="reject-open-judge-errata">Refuse items judged by a judge version with an open erratum</label>
@@ -253,6 +263,53 @@ ${csrfField(data)}${hidden('idempotency_key', data.mandateKey)}
 <div><button type="submit" class="button primary">${m === null ? 'Set the mandate' : 'Save the mandate'}</button></div>
 </form>
 </section>`;
+}
+
+function approvalsSection(data: AccountPage): SafeHtml {
+  const pending = data.approvals.filter((a) => a.state === 'pending');
+  const decided = data.approvals.filter((a) => a.state !== 'pending');
+  return html`<section class="part" id="approvals" aria-labelledby="approvals-heading">
+<h2 id="approvals-heading">Purchases waiting for you</h2>
+<p>Purchases above your approval threshold are not charged until you approve them. Approving buys the item once, for the agent that asked; declining buys nothing. A request nobody decides expires.</p>
+${
+  pending.length === 0
+    ? html`<p class="empty">No purchase is waiting for your approval.</p>`
+    : html`<ul class="items">${pending.map((a) => approvalItem(data, a))}</ul>`
+}
+${
+  decided.length > 0 &&
+  html`<h3>Recent decisions</h3>
+<ul class="tokens">${decided.map(
+    (a) =>
+      html`<li><span>${dollars(a.priceCents)} for listing <code>${a.listingId}</code>: <strong>${a.state}</strong> ${a.decidedAt !== null && time(a.decidedAt)}${a.orderId !== null && html` (order <code>${a.orderId}</code>)`}</span></li>`,
+  )}</ul>`
+}
+</section>`;
+}
+
+function approvalItem(frame: PageFrame, a: ApprovalT): SafeHtml {
+  const what = `${dollars(a.priceCents)} for listing ${a.listingId}`;
+  return html`<li class="item">
+<div class="item-head">
+<h3>${dollars(a.priceCents)}</h3>
+<div class="actions">
+${decisionForm(frame, `/account/approvals/${encode(a.id)}/approve`, 'primary', html`Approve<span class="visually-hidden"> ${what}</span>`)}
+${decisionForm(frame, `/account/approvals/${encode(a.id)}/decline`, 'danger', html`Decline<span class="visually-hidden"> ${what}</span>`)}
+</div>
+</div>
+<dl class="facts">
+<dt>Listing</dt><dd><code>${a.listingId}</code></dd>
+<dt>Formats</dt><dd>${a.formats.join(', ')}</dd>
+<dt>Asked by agent</dt><dd><code>${a.agentId}</code></dd>
+<dt>Asked</dt><dd>${time(a.requestedAt)}</dd>
+<dt>Expires</dt><dd>${time(a.expiresAt)}</dd>
+<dt>Request id</dt><dd><code>${a.id}</code></dd>
+</dl>
+</li>`;
+}
+
+function decisionForm(frame: PageFrame, action: string, kind: 'primary' | 'danger', label: SafeHtml): SafeHtml {
+  return html`<form method="post" action="${action}">${csrfField(frame)}<button type="submit" class="button ${kind} small">${label}</button></form>`;
 }
 
 function grantsSection(data: AccountPage): SafeHtml {

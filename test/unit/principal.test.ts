@@ -32,6 +32,7 @@ const behaviourWith = (hotKeysMax: number) =>
     clock: { nowMs: () => now, nowIso: () => new Date(now).toISOString() },
     ids: { uuid: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}` },
     idempotencyRetentionMs: 24 * hourMs,
+    approvalTtlMs: 86_400_000,
     hotKeysMax,
     index: {
       indexedThroughSeq: () => index.through,

@@ -50,6 +50,7 @@ const base = (): PurchaseCheck => ({
     resetsAtMs: Date.parse('2026-11-02T00:00:00.000Z'),
     nowMs: Date.parse('2026-11-01T12:00:00.000Z'),
   },
+  approval: 'ask',
 });
 
 interface Rule {
@@ -173,6 +174,16 @@ const rules: Rule[] = [
     },
   },
   {
+    name: "the price is above the mandate's approval threshold",
+    code: 'pending_approval',
+    status: 403,
+    message: /above the mandate's approval threshold 499/,
+    needs: ['mandate'],
+    apply: (p) => {
+      p.mandate!.approvalAboveCents = price - 1;
+    },
+  },
+  {
     name: 'the credits do not cover the price',
     code: 'insufficient_credits',
     status: 409,
@@ -280,4 +291,28 @@ test('[FLEET-FLOOR] min_floor: a floor or report score equal to it passes, below
   assert.equal(at(0.9, null, 0.7), null);
   // A mandate written before min_floor existed filters nothing.
   assert.equal(at(0, 0, undefined), null);
+});
+
+test('[FLEET-APPROVAL] the approval threshold: a price equal to it passes, above it waits for approval, an approved request passes, and a subscription is refused rather than left waiting', () => {
+  const at = (threshold: number | null | undefined, approval: PurchaseCheck['approval']) => {
+    const p = base();
+    p.approval = approval;
+    if (threshold === undefined) delete p.mandate!.approvalAboveCents;
+    else p.mandate!.approvalAboveCents = threshold;
+    return purchaseRefusal(p);
+  };
+  assert.equal(at(price, 'ask'), null, 'a price equal to the threshold needs no approval');
+  assert.equal(at(null, 'ask'), null, 'no threshold: nothing waits');
+  assert.equal(at(undefined, 'ask'), null, 'a mandate set before approvals existed asks for none');
+  assert.equal(at(price - 1, 'ask')?.code, 'pending_approval');
+  assert.equal(at(price - 1, 'approved'), null, 'the principal approved this one');
+  const sub = at(price - 1, 'refuse');
+  assert.equal(sub?.code, 'mandate_exceeded');
+  assert.match(sub!.message, /subscription cannot wait for approval/);
+  // Approval lifts only the threshold: every other rule still refuses an approved purchase.
+  const p = base();
+  p.approval = 'approved';
+  p.mandate!.approvalAboveCents = 0;
+  p.availableCents = price - 1;
+  assert.equal(purchaseRefusal(p)?.code, 'insufficient_credits');
 });
