@@ -60,6 +60,7 @@ import {
   RevokedSet,
   TokenVerifier,
   WebFace,
+  ContextFace,
 } from '../gateway/index.ts';
 import {
   connectNats,
@@ -349,7 +350,7 @@ export async function startRoles(
     const g = gateway;
     // The gateway stops first so no new work arrives while the others drain.
     stops.unshift(() => g.close());
-    log.info({ port, baseUrl: config.baseUrl }, 'gateway listening');
+    log.info({ port, baseUrl: config.baseUrl, apiPort: g.apiPort }, 'gateway listening');
   }
 
   return {
@@ -403,6 +404,7 @@ export function wireGateway(o: {
   });
   const mcp = new McpEndpoint({ config, pipeline, bus, sessions, ops, log, nowMs });
   const web = new WebFace({ config, log, bus, names, pipeline });
+  const context = new ContextFace({ config, log, bus, names, verifier, limiter });
   return new Gateway({
     config,
     log,
@@ -411,6 +413,7 @@ export function wireGateway(o: {
     mcp,
     health: o.buckets.health,
     web,
+    context,
     revoked,
     nowMs,
     operations: ops,

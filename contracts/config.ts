@@ -59,6 +59,18 @@ const key = <T>(
 
 export const configKeys = {
   port: key('PORT', 8080, int(0, 65535), 'HTTP port of the gateway (0 picks a free one).'),
+  apiPort: key(
+    'ASSAY_API_PORT',
+    8081,
+    int(0, 65535),
+    'Port of the context-file API ({api_url}/v1), on the same host as the gateway (0 picks a free one).',
+  ),
+  apiUrl: key(
+    'ASSAY_API_URL',
+    '',
+    str,
+    'Public URL of the context-file API listener, used in absolute links. Default http://HOST:ASSAY_API_PORT.',
+  ),
   host: key('HOST', '127.0.0.1', str, 'Address the gateway listens on; 0.0.0.0 to serve other machines.'),
   natsUrl: key('NATS_URL', 'nats://127.0.0.1:4222', str, 'NATS server(s) with JetStream, comma-separated.'),
   databaseUrl: key(
@@ -402,6 +414,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   out.baseUrl = String(out.baseUrl).replace(/\/+$/, '');
   assert(typeof out.baseUrl === 'string');
   out.webUrl = String(config.webUrl === '' ? out.baseUrl : config.webUrl).replace(/\/+$/, '');
+  if (config.apiUrl === '')
+    out.apiUrl = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.apiPort}`;
+  out.apiUrl = String(out.apiUrl).replace(/\/+$/, '');
   return Object.freeze(out) as Config;
 }
 

@@ -2,6 +2,7 @@
 // and events are derived from them. Every fact carries a stable id (the id of its ledger entry or event) and its
 // time. Appends carry no JetStream message id: the expected last subject sequence makes them exactly-once.
 import type { ApprovalRecord, ListingState, MandateRecord, SubscriptionRecord } from './internal.ts';
+import type { ContextRecord } from './context.ts';
 import type { PlanName } from './plans.ts';
 
 /**
@@ -157,6 +158,25 @@ export interface ApprovalDecidedFact extends FactBase {
   call?: IdempotencyRecord;
 }
 
+/**
+ * A context file created or changed by its owner. `content` is present when the text is new (on create, and on an
+ * update that sets it); the actor remembers which fact holds a file's current text. Its events derive from it.
+ */
+export interface ContextSavedFact extends FactBase {
+  type: 'context_saved';
+  change: 'created' | 'updated';
+  context: ContextRecord;
+  /** Whether it was public before this change; null on create. */
+  wasPublic: boolean | null;
+  content?: string;
+}
+
+/** A context file deleted by its owner: the record as it was. */
+export interface ContextDeletedFact extends FactBase {
+  type: 'context_deleted';
+  context: ContextRecord;
+}
+
 /** Facts on a principal's ledger subject (`<ns>.ledger.<principalId>`). */
 export type LedgerFact =
   | CreditedFact
@@ -169,7 +189,9 @@ export type LedgerFact =
   | SubscriptionChangedFact
   | PlanSetFact
   | ApprovalRequestedFact
-  | ApprovalDecidedFact;
+  | ApprovalDecidedFact
+  | ContextSavedFact
+  | ContextDeletedFact;
 
 interface ListingFactBase {
   id: string;

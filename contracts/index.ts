@@ -132,10 +132,22 @@ export type {
   TrustT,
   VerificationReportT,
 } from './schemas.ts';
+export {
+  ContextCreateBody,
+  ContextListReply,
+  ContextPatchBody,
+  ContextRecord,
+  ContextView,
+  contextContentBytesMax,
+  contextPreviewChars,
+  slugOf,
+} from './context.ts';
 export type {
   ApprovalDecidedFact,
   ApprovalRequestedFact,
   CallRecordedFact,
+  ContextDeletedFact,
+  ContextSavedFact,
   CreditedFact,
   EscrowHeldFact,
   EscrowRefundedFact,

@@ -5,6 +5,7 @@ import Type, { type Static, type TSchema } from 'typebox';
 import type { ActorKind, ServiceName } from './bus.ts';
 import { oauthMessages } from './oauth.ts';
 import { PlanName, RateClass } from './plans.ts';
+import * as C from './context.ts';
 import * as S from './schemas.ts';
 
 export interface InternalOperation {
@@ -459,6 +460,38 @@ export const internalOperations = [
     summary: 'RFC 7009 revocation of a refresh or access token.',
   }),
   internal({
+    id: 'oauth.apiKeyCreate',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.apiKeyCreate.body,
+    reply: oauthMessages.apiKeyCreate.reply,
+    summary: 'Issue an API key of the context-file API for a signed-in person (shown once).',
+  }),
+  internal({
+    id: 'oauth.apiKeyList',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.apiKeyList.body,
+    reply: oauthMessages.apiKeyList.reply,
+    summary: "A principal's API keys, newest first.",
+  }),
+  internal({
+    id: 'oauth.apiKeyRevoke',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.apiKeyRevoke.body,
+    reply: oauthMessages.apiKeyRevoke.reply,
+    summary: 'Revoke an API key: it stops working at once.',
+  }),
+  internal({
+    id: 'oauth.apiKeyResolve',
+    dispatch: oauth,
+    caller: false,
+    body: oauthMessages.apiKeyResolve.body,
+    reply: oauthMessages.apiKeyResolve.reply,
+    summary: 'The principal behind an API key presented to the context-file API.',
+  }),
+  internal({
     id: 'rate.lease',
     dispatch: { to: 'actor', kind: 'principal' },
     caller: false,
@@ -473,6 +506,54 @@ export const internalOperations = [
     body: PlanSetCommand,
     reply: PlanReply,
     summary: "Set a principal's plan: its rate limits and quotas (the operator command).",
+  }),
+  internal({
+    id: 'context.list',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: C.ContextListCommand,
+    reply: C.ContextListReply,
+    summary: "The caller's context files, newest first, with the total (the context-file API's lists).",
+  }),
+  internal({
+    id: 'context.get',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: C.ContextIdCommand,
+    reply: C.ContextView,
+    summary: 'One of the caller’s context files, with its text.',
+  }),
+  internal({
+    id: 'context.create',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: C.ContextCreateBody,
+    reply: C.ContextView,
+    summary: 'Create a context file: a context_saved fact; its slug is unique among the owner’s files.',
+  }),
+  internal({
+    id: 'context.update',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: C.ContextPatchCommand,
+    reply: C.ContextView,
+    summary: 'Change fields of one of the caller’s context files.',
+  }),
+  internal({
+    id: 'context.delete',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: C.ContextIdCommand,
+    reply: C.ContextView,
+    summary: 'Delete one of the caller’s context files.',
+  }),
+  internal({
+    id: 'context.public_get',
+    dispatch: { to: 'service', service: 'ledger' },
+    caller: true,
+    body: C.ContextIdCommand,
+    reply: C.ContextView,
+    summary: 'Another principal’s public context file, from the projection.',
   }),
   internal({
     id: 'approval.expire',

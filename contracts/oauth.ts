@@ -56,6 +56,8 @@ export const scopeWords: Record<Scope, string> = {
   purchase: 'Buy listings within your mandate and add credits, and see your orders and what they delivered',
   publish: 'Publish artifacts and manage your listings',
   'manage:mandate': 'Set, change and revoke your mandate (how much your agents may spend)',
+  'read:context': 'Read your context files',
+  'write:context': 'Create, change, publish and delete your context files',
 };
 
 /** The resources (RFC 8707) tokens can be for: the agent API with its MCP endpoint, or the MCP endpoint alone. */
@@ -112,6 +114,16 @@ export const AccountAction = Type.Union([
   Type.Literal('issue_initial_access_token'),
   Type.Literal('revoke_initial_access_token'),
 ]);
+
+/** An API key of the context-file API as its owner sees it (never the key itself, after creation). */
+export const ApiKeyView = Type.Object({
+  id: S.Uuid(),
+  name: Type.String(),
+  hint: Type.String({ description: 'The last four characters of the key.' }),
+  created_at: Type.String(),
+  revoked_at: Type.Union([Type.String(), Type.Null()]),
+  last_used_at: Type.Union([Type.String(), Type.Null()]),
+});
 
 export const oauthMessages = {
   signUp: { body: Credentials, reply: SessionStarted },
@@ -175,6 +187,17 @@ export const oauthMessages = {
     reply: Type.Object({ title: Type.String(), message: Type.String() }),
   },
   revoke: { body: Type.Object({ form: Form }), reply: OAuthHttp },
+  apiKeyCreate: {
+    body: Type.Object({ principalId: S.Uuid(), name: Type.String({ minLength: 1, maxLength: 100 }) }),
+    reply: Type.Intersect([ApiKeyView, Type.Object({ key: Type.String({ description: 'Shown once.' }) })]),
+  },
+  apiKeyList: { body: Type.Object({ principalId: S.Uuid() }), reply: Type.Array(ApiKeyView) },
+  apiKeyRevoke: { body: Type.Object({ principalId: S.Uuid(), id: Type.String() }), reply: ApiKeyView },
+  /** The principal behind a presented key; unauthorized when it is unknown or revoked. */
+  apiKeyResolve: {
+    body: Type.Object({ key: Type.String() }),
+    reply: Type.Object({ principalId: S.Uuid(), keyId: S.Uuid() }),
+  },
 } as const;
 
 export type OAuthMessage = keyof typeof oauthMessages;

@@ -7,7 +7,16 @@ import { type ErrorCode, errorTable } from './errors.ts';
 import type { RateClass } from './plans.ts';
 import * as S from './schemas.ts';
 
-export const scopes = ['read:artifact', 'read:trust', 'purchase', 'publish', 'manage:mandate'] as const;
+export const scopes = [
+  'read:artifact',
+  'read:trust',
+  'purchase',
+  'publish',
+  'manage:mandate',
+  // The context-file API's (docs/contexts.md): no agent route needs them.
+  'read:context',
+  'write:context',
+] as const;
 export type Scope = (typeof scopes)[number];
 
 /**

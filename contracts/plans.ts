@@ -16,9 +16,17 @@ export const RateClass = Type.Union([
   Type.Literal('write'),
   Type.Literal('purchase'),
   Type.Literal('topup'),
+  Type.Literal('context'),
 ]);
 export type RateClass = Static<typeof RateClass>;
-export const rateClasses: readonly RateClass[] = ['read', 'write', 'purchase', 'topup'];
+/**
+ * `context` is the context-file API's hourly rate, per principal only (it has no agents): a bucket as large as the
+ * hour's allowance that refills over the hour (docs/contexts.md).
+ */
+export const rateClasses: readonly RateClass[] = ['read', 'write', 'purchase', 'topup', 'context'];
+
+/** The bucket of an hourly allowance: all of it at once, refilled evenly over the hour. */
+const perHour = (n: number): BucketSpec => ({ burst: n, perSecond: n / 3600 });
 
 /** A token bucket: holds at most `burst` tokens, refilled at `perSecond`; a request spends one. */
 export interface BucketSpec {
@@ -34,8 +42,6 @@ export interface Plan {
    * counts the price of every order held that day (a later refund does not give it back).
    */
   quotas: { purchasesPerDay: number | null; spendCentsPerDay: number | null };
-  /** The context-file API's rate (the spec's Limits table). */
-  contextRequestsPerHour: number;
 }
 
 /** Each agent of a principal gets this share of every principal bucket, so one agent cannot starve its fleet. */
@@ -48,9 +54,9 @@ export const plans: Record<PlanName, Plan> = {
       write: { burst: 20, perSecond: 2 },
       purchase: { burst: 20, perSecond: 1 },
       topup: { burst: 5, perSecond: 0.1 },
+      context: perHour(100),
     },
     quotas: { purchasesPerDay: 100, spendCentsPerDay: 10_000 },
-    contextRequestsPerHour: 100,
   },
   pro: {
     principal: {
@@ -58,9 +64,9 @@ export const plans: Record<PlanName, Plan> = {
       write: { burst: 200, perSecond: 20 },
       purchase: { burst: 200, perSecond: 20 },
       topup: { burst: 20, perSecond: 1 },
+      context: perHour(1_000),
     },
     quotas: { purchasesPerDay: 10_000, spendCentsPerDay: 1_000_000 },
-    contextRequestsPerHour: 1_000,
   },
   enterprise: {
     principal: {
@@ -68,9 +74,9 @@ export const plans: Record<PlanName, Plan> = {
       write: { burst: 2_000, perSecond: 200 },
       purchase: { burst: 10_000, perSecond: 2_000 },
       topup: { burst: 200, perSecond: 20 },
+      context: perHour(10_000),
     },
     quotas: { purchasesPerDay: null, spendCentsPerDay: null },
-    contextRequestsPerHour: 10_000,
   },
 };
 

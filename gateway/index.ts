@@ -14,3 +14,4 @@ export { compileRouter, type Route, type RouteMatch } from './router.ts';
 export { Gateway, type GatewayOptions } from './server.ts';
 export { jwksOverBus, TokenVerifier, type TokenVerifierOptions } from './tokens.ts';
 export { WebFace, webRoutes } from './web/face.ts';
+export { ContextFace } from './context/face.ts';

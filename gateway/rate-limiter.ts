@@ -28,8 +28,13 @@ interface Lease {
   limit: number;
   remaining: number;
   resetAtMs: number;
-  /** After a refusal, further calls are refused here until a token can be there. */
+  /**
+   * After a refusal, further calls are refused here without asking until this time: when a token can be there, or
+   * a second at most, so a plan the operator raised meanwhile applies within a second.
+   */
   deniedUntilMs: number;
+  /** After a refusal: when a token can be there under the plan as last heard (Retry-After). */
+  retryAtMs: number;
   batch: number;
   /** Calls waiting for the request in flight; the next request asks for at least this many. */
   waiting: number;
@@ -44,6 +49,8 @@ export interface RateLimiterDeps {
   log: Logger;
 }
 
+/** The longest a gateway refuses on its own after a refusal before asking the actor again. */
+const askAgainAfterMs = 1000;
 /** How long a gateway lets calls through on its own when the principal's actor cannot be asked. */
 const unreachableGraceMs = 1000;
 
@@ -86,6 +93,7 @@ export class RateLimiter {
         remaining: 0,
         resetAtMs: 0,
         deniedUntilMs: 0,
+        retryAtMs: 0,
         batch: 1,
         waiting: 0,
         pending: null,
@@ -142,7 +150,8 @@ export class RateLimiter {
     lease.remaining = r.remaining;
     lease.resetAtMs = now + r.resetMs;
     lease.batch = r.batch;
-    lease.deniedUntilMs = r.granted > 0 ? 0 : now + r.retryAfterMs;
+    lease.deniedUntilMs = r.granted > 0 ? 0 : now + Math.min(r.retryAfterMs, askAgainAfterMs);
+    lease.retryAtMs = r.granted > 0 ? 0 : now + r.retryAfterMs;
   }
 
   private verdict(lease: Lease, ok: boolean, now: number): RateVerdict {
@@ -154,7 +163,7 @@ export class RateLimiter {
         'x-ratelimit-remaining': String(remaining),
         'x-ratelimit-reset': String(Math.max(0, Math.ceil((lease.resetAtMs - now) / 1000))),
       },
-      retryAfterS: ok ? 0 : Math.max(1, Math.ceil((lease.deniedUntilMs - now) / 1000)),
+      retryAfterS: ok ? 0 : Math.max(1, Math.ceil((lease.retryAtMs - now) / 1000)),
     };
   }
 

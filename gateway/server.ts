@@ -24,6 +24,7 @@ import { openApiDocument } from './openapi.ts';
 import { type BodyInput, bearerToken, type CallInput, type CallResult, type Pipeline } from './pipeline.ts';
 import type { RevokedSet } from './revocations.ts';
 import { compileRouter } from './router.ts';
+import type { ContextFace } from './context/face.ts';
 import type { WebFace } from './web/face.ts';
 import { protectedResourceMetadata } from './web/oauth-routes.ts';
 
@@ -37,6 +38,8 @@ export interface GatewayOptions {
   health: KV;
   /** The OAuth server's endpoints and the people's pages (gateway/web/), on the same listener. */
   web: WebFace;
+  /** The context-file API: under /api/v1 here, and on its own listener (ASSAY_API_PORT) under /v1. */
+  context: ContextFace;
   /** Revoked OAuth grants and tokens, loaded before the gateway listens. */
   revoked: RevokedSet;
   /** The clock a deprecated operation's Sunset date is compared with. */
@@ -53,6 +56,7 @@ const headerKeyPattern = /^[\x20-\x7e]*$/;
 export class Gateway {
   private readonly admission: Admission;
   private readonly listener: HttpListener;
+  private readonly apiListener: HttpListener;
   private readonly alerts: HealthAlerts;
   private readonly match: ReturnType<typeof compileRouter<Operation>>;
   private readonly pipeline: Pipeline;
@@ -89,10 +93,24 @@ export class Gateway {
       refusal: (r) => this.transportRefusal(r),
       serve: (x, req) => this.onRequest(x, req),
     });
+    this.apiListener = new HttpListener({
+      host: config.host,
+      port: config.apiPort,
+      bodyBytesMax: config.bodyBytesMax,
+      bodyReadTimeoutMs: config.bodyReadTimeoutMs,
+      admission: this.admission,
+      refusal: (r) => contextTransportRefusal(r),
+      serve: (x, req) => this.onApiRequest(x, req),
+    });
   }
 
   get port(): number {
     return this.listener.port;
+  }
+
+  /** The context-file API's own port (`{api_url}`). */
+  get apiPort(): number {
+    return this.apiListener.port;
   }
 
   /** Requests holding an in-flight slot right now. */
@@ -103,6 +121,7 @@ export class Gateway {
   async listen(): Promise<number> {
     this.alerts.start();
     await this.o.revoked.start();
+    await this.apiListener.listen();
     return this.listener.listen();
   }
 
@@ -111,19 +130,35 @@ export class Gateway {
     this.closing ??= (async () => {
       this.o.mcp.close();
       this.listener.stopListening();
+      this.apiListener.stopListening();
       const inflight = this.admission.count;
       this.o.log.info({ inflight, graceMs }, 'gateway draining: new requests refused, finishing those in flight');
       await this.admission.drain(graceMs);
       this.o.log.info({ unfinished: this.admission.count }, 'gateway drained');
       this.listener.close();
+      this.apiListener.close();
       this.alerts.stop();
       this.o.revoked.stop();
     })();
     return this.closing;
   }
 
+  /** `{api_url}`: the context-file API under /v1, and nothing else. */
+  private onApiRequest(x: Exchange, req: HttpRequest): void {
+    const path = req.getUrl();
+    if (path === contextApiPrefix || path.startsWith(`${contextApiPrefix}/`)) {
+      this.o.context.handle(x, req, 'api', path.slice(contextApiPrefix.length));
+      return;
+    }
+    x.sendJson(404, null, { error: 'not_found', message: `the context-file API is served under ${contextApiPrefix}` });
+  }
+
   private onRequest(x: Exchange, req: HttpRequest): void {
     const path = req.getUrl();
+    if (path === contextWebPrefix || path.startsWith(`${contextWebPrefix}/`)) {
+      this.o.context.handle(x, req, 'web', path.slice(contextWebPrefix.length));
+      return;
+    }
     const m = this.match(x.method, path);
     if (m.kind === 'none') {
       const w = this.o.web.serves(x.method, path);
@@ -292,6 +327,28 @@ export class Gateway {
     }
     return Buffer.from(x.res.getRemoteAddressAsText()).toString();
   }
+}
+
+/** Where the context-file API is served: `{web_url}/api/v1` on this listener, `{api_url}/v1` on its own. */
+const contextWebPrefix = '/api/v1';
+const contextApiPrefix = '/v1';
+
+/** The I/O layer's refusals on the context-file API's listener, in its `{error, message}` words. */
+function contextTransportRefusal(r: TransportRefusal): Reply {
+  const [status, error, message] =
+    r.kind === 'at_capacity'
+      ? [500, 'internal_error', 'this gateway is at capacity or shutting down; retry']
+      : r.kind === 'body_too_large'
+        ? [400, 'bad_request', `the request body is larger than ${r.bytesMax} bytes`]
+        : r.kind === 'body_timeout'
+          ? [400, 'bad_request', `the request body did not arrive within ${r.timeoutMs} ms`]
+          : [400, 'bad_request', 'the request body is not UTF-8 text'];
+  return {
+    status,
+    headers: r.kind === 'at_capacity' ? { 'retry-after': '1' } : {},
+    contentType: 'application/json',
+    body: JSON.stringify({ error, message }),
+  };
 }
 
 function parseQuery(raw: string | undefined): Record<string, unknown> {

@@ -124,3 +124,10 @@ export {
   type SubscriptionUpsertRow,
 } from './subscriptions.ts';
 export { type ApprovalUpsertRow, expiredApprovals } from './approvals.ts';
+export {
+  type ContextFileRow,
+  type PublicContextRow,
+  publicContextFile,
+  writeContextFiles,
+} from './context-files.ts';
+export { type ApiKeyRow, apiKeysOf, insertApiKey, revokeApiKey, useApiKey } from './api-keys.ts';

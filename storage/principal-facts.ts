@@ -1,11 +1,12 @@
 // The projection of the LEDGER stream into PostgreSQL, one transaction per batch: credit ledger entries, orders
 // (each carrying its two escrow entries, read back through the `ledger` views), settlements of orders held in
-// earlier batches, sellers' payout accruals, trust sums, the idempotency index, subscriptions and approval requests. What each fact becomes is not
+// earlier batches, sellers' payout accruals, trust sums, the idempotency index, subscriptions, approval requests and context files. What each fact becomes is not
 // decided here: `derive` (the ledger service's, in actors/) turns a batch into rows; this module writes them, each
 // table with one statement of fixed shape whatever the batch (the rows as one JSON array, which PostgreSQL parses
 // in C), all sent at once on the transaction's connection.
 import type { LedgerFact, Names } from '../contracts/index.ts';
 import { type ApprovalUpsertRow, upsertApprovals } from './approvals.ts';
+import { type ContextFileRow, writeContextFiles } from './context-files.ts';
 import { type IdempotencyKeyRow, insertIdempotencyKeys, pruneIdempotencyKeys } from './idempotency.ts';
 import { insertLedgerRows, type LedgerRow } from './ledger-projection.ts';
 import { jsonRows, type Sql } from './postgres.ts';
@@ -78,6 +79,7 @@ export interface PrincipalFactRows {
   keys: IdempotencyKeyRow[];
   subscriptions: SubscriptionUpsertRow[];
   approvals: ApprovalUpsertRow[];
+  contexts: ContextFileRow[];
 }
 
 export type DeriveRows = (batch: { seq: number; fact: LedgerFact }[]) => PrincipalFactRows;
@@ -100,6 +102,7 @@ export function principalFactsProjection(n: Names, derive: DeriveRows, keyRetent
       writes.push(insertIdempotencyKeys(tx, rows.keys));
       if (rows.subscriptions.length > 0) writes.push(upsertSubscriptions(tx, rows.subscriptions));
       if (rows.approvals.length > 0) writes.push(upsertApprovals(tx, rows.approvals));
+      if (rows.contexts.length > 0) writes.push(writeContextFiles(tx, rows.contexts));
       const lastAtMs = Date.parse(batch.at(-1)!.fact.at);
       if (lastAtMs - prunedAtMs >= keyPruneEveryMs) {
         writes.push(pruneIdempotencyKeys(tx, new Date(lastAtMs - keyRetentionMs).toISOString()));
@@ -108,7 +111,7 @@ export function principalFactsProjection(n: Names, derive: DeriveRows, keyRetent
       await Promise.all(writes);
     },
     async truncate(tx) {
-      await tx`TRUNCATE ledger_entries, orders, payouts, idempotency_keys, subscriptions, approvals`;
+      await tx`TRUNCATE ledger_entries, orders, payouts, idempotency_keys, subscriptions, approvals, context_files`;
       await dropTrustSamples(tx, 'settlement');
     },
   };

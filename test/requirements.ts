@@ -668,6 +668,35 @@ export const requirements = {
     behaviour:
       'On the account page (headless Chromium) a person sets the approval threshold, sees the purchases waiting for them, and declines or approves each; a refused approval says why and the request stays pending.',
   },
+  'CONTEXT-CRUD': {
+    source: 'docs/contexts.md: Routes',
+    behaviour:
+      'Context files are created, read, updated and deleted on both base forms ({web_url}/api/v1, {api_url}/v1); slugs derive from the name and are unique per owner; a read right after a write sees it.',
+  },
+  'CONTEXT-LISTS': {
+    source: 'docs/contexts.md: Lists',
+    behaviour:
+      '{web_url}/api/v1 lists as {data, meta: {total, page, limit}} (20 a page), {api_url}/v1 as {contexts, pagination: {total, limit, offset, hasMore}} (50 a page), newest first, content summarised.',
+  },
+  'CONTEXT-EVENTS': {
+    source: 'docs/contexts.md: Events',
+    behaviour:
+      'Each change of a context file is exactly one context.* event (created, updated, published, unpublished, deleted) with data {context: {id, name, slug, updated_at}}, polled by its owner only.',
+  },
+  'CONTEXT-AUTH': {
+    source: 'docs/contexts.md: Authentication',
+    behaviour:
+      "API keys, OAuth access tokens (read:context, write:context) and the session cookie with CSRF each authenticate; a revoked key or invalid token is 401 {error, message}; a missing scope 403; another owner's private file 404 on read, update and delete; a public file is readable by any account.",
+  },
+  'CONTEXT-BAD-INPUT': {
+    source: 'docs/contexts.md: Errors',
+    behaviour: 'Wrong types, sizes, fields, text and bodies are 400 {error, message} and change nothing.',
+  },
+  'CONTEXT-RATE': {
+    source: 'docs/contexts.md: Rate limits',
+    behaviour:
+      "Every answer carries X-RateLimit-Limit, -Remaining and -Reset for the principal's hourly allowance; the 101st request in an hour on Free is 429 with Retry-After; an operator's plan change applies at once.",
+  },
   'SUBS-CYCLES': {
     source: 'docs/subscriptions.md: Cycles',
     behaviour:

@@ -1,11 +1,20 @@
 // The events a principal's LEDGER facts make, written to the events store by storage/events.ts (its own projection,
 // checkpoint `events:<LEDGER stream>`): every change of an order's state is an `order.state_changed` event, every
 // landed top-up a `topup.credited` one, a subscription's change of state or failed cycle a `subscription.*` one, and
-// a purchase that waits for the principal's approval an `approval.requested`, then an `approval.decided`.
+// a purchase that waits for the principal's approval an `approval.requested`, then an `approval.decided`; every
+// change of a context file is one `context.*` event with the spec's payload.
 // Rows depend only on their facts, so a rebuild by replay writes identical ids, sequences and data. An event's id is
 // `evt_<fact id>`; a fact's further events are `evt_<fact id>.<n>`.
 import type { Static } from 'typebox';
-import type { ApprovalRecord, LedgerFact, Names, SubscriptionChangedFact, schemas } from '../../contracts/index.ts';
+import type {
+  ApprovalRecord,
+  ContextDeletedFact,
+  ContextSavedFact,
+  LedgerFact,
+  Names,
+  SubscriptionChangedFact,
+  schemas,
+} from '../../contracts/index.ts';
 import {
   type EventInsertRow,
   type EventRow,
@@ -60,6 +69,12 @@ export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInse
       case 'approval_decided':
         add(f.principalId, 'approval.decided', approvalData(f.approval));
         break;
+      case 'context_saved':
+      case 'context_deleted':
+        add(f.principalId, contextEventType(f), {
+          context: { id: f.context.id, name: f.context.name, slug: f.context.slug, updated_at: f.context.updatedAt },
+        });
+        break;
       case 'escrow_released':
       case 'escrow_refunded': {
         // Only the held fact names the subscription today; a settlement fact that carries it too is read here, so
@@ -88,6 +103,17 @@ export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInse
     }
   }
   return rows;
+}
+
+/**
+ * One event per change of a context file: created, deleted, published or unpublished when `is_public` changed (a
+ * change that also edits other fields is still one event, the publication), updated otherwise.
+ */
+function contextEventType(f: ContextSavedFact | ContextDeletedFact): EventType {
+  if (f.type === 'context_deleted') return 'context.deleted';
+  if (f.change === 'created') return 'context.created';
+  if (f.wasPublic !== f.context.isPublic) return f.context.isPublic ? 'context.published' : 'context.unpublished';
+  return 'context.updated';
 }
 
 /** An approval request as its events show it: enough for the waiting agent to continue without another call. */

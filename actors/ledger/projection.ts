@@ -9,6 +9,7 @@ import type { ApprovalRecord, Config, IdempotencyRecord, LedgerFact, Names } fro
 import { idempotencyRetentionMs } from '../../contracts/index.ts';
 import {
   type ApprovalUpsertRow,
+  type ContextFileRow,
   type IdempotencyKeyRow,
   type LedgerRow,
   type OrderInsertRow,
@@ -50,6 +51,7 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
     keys: [],
     subscriptions: [],
     approvals: [],
+    contexts: [],
   };
   const held = new Map<string, OrderInsertRow>();
   // Each fact carries the whole subscription record: the newest in the batch is the row.
@@ -65,6 +67,7 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
       created_at: f.at,
     });
   const approvals = new Map<string, ApprovalUpsertRow>();
+  const contexts = new Map<string, ContextFileRow>();
   for (const { seq, fact: f } of batch) {
     // A purchase's key is indexed in its order row; every other call's in the index table, and so is the principal's
     // approve or decline call that a decision records beside it.
@@ -113,6 +116,16 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
       case 'approval_requested':
       case 'approval_decided':
         approvals.set(f.approval.id, approvalRow(seq, f.principalId, f.approval));
+        break;
+      case 'context_saved': {
+        // A change without text keeps the text an earlier fact of the same batch gave.
+        const earlier = contexts.get(f.context.id);
+        const content = f.content ?? (earlier?.kind === 'saved' ? earlier.content : null);
+        contexts.set(f.context.id, { kind: 'saved', owner: f.principalId, seq, record: f.context, content });
+        break;
+      }
+      case 'context_deleted':
+        contexts.set(f.context.id, { kind: 'deleted', id: f.context.id, seq });
         break;
       case 'subscription_changed':
         subscriptions.set(f.subscription.id, { buyer: f.principalId, seq, record: f.subscription });
@@ -180,6 +193,7 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
   rows.subscriptions = [...subscriptions.values()];
   rows.keys = [...keys.values()];
   rows.approvals = [...approvals.values()];
+  rows.contexts = [...contexts.values()];
   return rows;
 }
 

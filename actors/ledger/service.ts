@@ -4,6 +4,7 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
   type Config,
+  type ContextView,
   errorReply,
   idempotencyRetentionMs,
   type LedgerPageT,
@@ -19,6 +20,7 @@ import {
   getOrder,
   getReport,
   lookupIdempotencyKeys,
+  publicContextFile,
   type OrderRow,
   ordersPage,
   payoutsPage,
@@ -152,6 +154,23 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
   }
 
   return {
+    async 'context.public_get'(req) {
+      const row = await publicContextFile(sql, req.body.id);
+      if (!row) return errorReply('not_found', 'no context file of yours, or public, has this id');
+      const view: ContextView = {
+        id: row.id,
+        name: row.name,
+        slug: row.slug,
+        description: row.description,
+        content: row.content,
+        is_public: true,
+        owned: row.owner_principal_id === req.caller.principalId,
+        created_at: row.created_at.toISOString(),
+        updated_at: row.updated_at.toISOString(),
+      };
+      return okReply(200, view);
+    },
+
     async 'idempotency.lookup'(req) {
       const { keys } = req.body;
       const wanted = keys.map(([principalId, key]) => ({

@@ -7,6 +7,7 @@ import type { Config, ServiceHandlers } from '../../contracts/index.ts';
 import type { Sql } from '../../storage/index.ts';
 import type { Clock, IdSource } from '../runtime/clock.ts';
 import { accountHandlers } from './accounts.ts';
+import { apiKeyHandlers } from './api-keys.ts';
 import { authorizationHandlers } from './authorization.ts';
 import { RevocationList } from './revocations.ts';
 import { tokenHandlers } from './token-endpoint.ts';
@@ -25,5 +26,5 @@ export function oauthService(d: {
     tokens: new OAuthTokens(d.sql, d.clock, d.config.baseUrl, d.config.oauthAccessTokenSeconds),
     revocations: new RevocationList(d.revoked),
   };
-  return { ...accountHandlers(deps), ...authorizationHandlers(deps), ...tokenHandlers(deps) };
+  return { ...accountHandlers(deps), ...apiKeyHandlers(deps), ...authorizationHandlers(deps), ...tokenHandlers(deps) };
 }

@@ -70,6 +70,17 @@ export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
         'a decision without a purchase declines',
       );
       break;
+    case 'context_saved': {
+      const before = state.contexts.get(fact.context.id);
+      assert.equal(Boolean(before), fact.change === 'updated', 'a file is created once and updated while it exists');
+      const holder = state.contextSlugs.get(fact.context.slug);
+      assert(holder === undefined || holder === fact.context.id, "a slug is unique among the owner's files");
+      if (fact.change === 'created') assert(fact.content !== undefined, 'a new file has its text');
+      break;
+    }
+    case 'context_deleted':
+      assert(state.contexts.has(fact.context.id), 'only an existing file is deleted');
+      break;
     case 'mandate_set':
     case 'call_recorded':
     case 'plan_set':
@@ -139,6 +150,18 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
     }
     case 'approval_decided':
       decide(state, fact.approval, fact.at, keys.retentionMs);
+      break;
+    case 'context_saved': {
+      const before = state.contexts.get(fact.context.id);
+      if (before) state.contextSlugs.delete(before.record.slug);
+      state.contextSlugs.set(fact.context.slug, fact.context.id);
+      const contentSeq = fact.content === undefined ? before!.contentSeq : seq;
+      state.contexts.set(fact.context.id, { record: fact.context, contentSeq });
+      break;
+    }
+    case 'context_deleted':
+      state.contexts.delete(fact.context.id);
+      state.contextSlugs.delete(fact.context.slug);
       break;
     case 'call_recorded':
       break;

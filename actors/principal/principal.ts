@@ -4,10 +4,11 @@
 // purchase-policy.ts), settlement (settlement.ts), mandates (mandates.ts), credits (credits.ts), and the seller
 // operations forwarded to the catalog and listing actors (forwarding.ts), subscriptions and their cycles
 // (subscriptions.ts), the plan and its rate-limit buckets (plans.ts, rate.ts), daily quotas (quotas.ts) and
-// purchases waiting for the principal's approval (approvals.ts).
+// purchases waiting for the principal's approval (approvals.ts), and its context files (contexts.ts).
 import type { LedgerFact } from '../../contracts/index.ts';
 import type { ActorBehaviour } from '../runtime/host.ts';
 import { approve, decline, expire, getApprovals } from './approvals.ts';
+import { createContext, deleteContext, getContext, listContexts, updateContext } from './contexts.ts';
 import { getBalance, grantSandbox, topUp } from './credits.ts';
 import type { PrincipalDeps } from './deps.ts';
 import { createListing, publishArtifact, publishEdition, repriceListing, unlistListing } from './forwarding.ts';
@@ -60,11 +61,16 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<'principal'
       approvePurchase: (state, req) => approve(d, state, req),
       declinePurchase: (state, req) => decline(d, state, req),
       'approval.expire': (state, req) => expire(d, state, req),
+      'context.list': (state, req) => listContexts(state, req),
+      'context.get': (state, req) => getContext(d, state, req),
+      'context.create': (state, req) => createContext(d, state, req),
+      'context.update': (state, req) => updateContext(d, state, req),
+      'context.delete': (state, req) => deleteContext(d, state, req),
     },
     toSnapshot,
     fromSnapshot,
     // 2: records carry their fact's sequence, not their reply. 3: subscriptions. 4: plan and daily quota counts.
-    // 5: approval requests.
-    snapshotVersion: 5,
+    // 5: approval requests. 6: context files.
+    snapshotVersion: 6,
   };
 }

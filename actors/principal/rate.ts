@@ -16,6 +16,9 @@ interface Bucket {
 }
 
 /** Buckets by `<agentId> <class>` (an agent's) and `* <class>` (the principal's), tied to the state they limit. */
+/** The agent id of a caller that is the whole principal (the context-file API). */
+export const principalOnly = '*';
+
 const bucketsOf = new WeakMap<PrincipalState, Map<string, Bucket>>();
 
 /** Agents' buckets an actor keeps; beyond it, full ones are forgotten (a full bucket is what a new one is). */
@@ -64,16 +67,18 @@ export function leaseRate(d: PrincipalDeps, state: PrincipalState, req: RequestO
   }
   const plan = plans[planOf(d, state)];
   const principalSpec = plan.principal[rateClass];
-  const agentSpec = agentBucket(principalSpec);
   const p = refill(bucket(map, `* ${rateClass}`, principalSpec, nowMs), principalSpec, nowMs);
-  const a = refill(bucket(map, `${agentId} ${rateClass}`, agentSpec, nowMs), agentSpec, nowMs);
+  // A caller that is the principal itself (the context-file API, agentId `*`) has only the principal's bucket.
+  const whole = agentId === principalOnly;
+  const agentSpec = whole ? principalSpec : agentBucket(principalSpec);
+  const a = whole ? p : refill(bucket(map, `${agentId} ${rateClass}`, agentSpec, nowMs), agentSpec, nowMs);
   if (giveBack > 0) {
     p.tokens = Math.min(principalSpec.burst, p.tokens + giveBack);
-    a.tokens = Math.min(agentSpec.burst, a.tokens + giveBack);
+    if (!whole) a.tokens = Math.min(agentSpec.burst, a.tokens + giveBack);
   }
   const granted = Math.max(0, Math.min(want, Math.floor(p.tokens), Math.floor(a.tokens)));
   p.tokens -= granted;
-  a.tokens -= granted;
+  if (!whole) a.tokens -= granted;
   // The bucket that runs out first is the one the caller is told about.
   const agentTighter = a.tokens / agentSpec.burst <= p.tokens / principalSpec.burst;
   const tight = agentTighter ? a : p;

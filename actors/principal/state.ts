@@ -1,7 +1,13 @@
 // The principal's state: a fold of the facts on `<ns>.ledger.<id>` (fold.ts). Available, held and spent credits,
 // the orders in escrow, the mandates, the idempotency records of the principal's recent mutating calls, its plan
 // and today's counts toward the plan's quotas.
-import type { ApprovalRecord, MandateRecord, PlanName, SubscriptionRecord } from '../../contracts/index.ts';
+import type {
+  ApprovalRecord,
+  ContextRecord,
+  MandateRecord,
+  PlanName,
+  SubscriptionRecord,
+} from '../../contracts/index.ts';
 
 /**
  * A key the actor keeps in memory, packed into one string, `<seq> <atMs> <requestHash>`: one heap object for the
@@ -25,6 +31,12 @@ export interface HeldRequest {
   record: ApprovalRecord;
   key: string;
   requestHash: string;
+}
+
+/** A context file: its record, and the LEDGER sequence of the fact that holds its current text. */
+export interface HeldContext {
+  record: ContextRecord;
+  contentSeq: number;
 }
 
 export interface PrincipalState {
@@ -53,6 +65,9 @@ export interface PrincipalState {
    * their decision (approvals.ts).
    */
   approvals: Map<string, HeldRequest>;
+  /** The principal's context files by id, oldest first (contexts.ts), and their slugs, each to its file's id. */
+  contexts: Map<string, HeldContext>;
+  contextSlugs: Map<string, string>;
   /** The plan an operator set (`plan_set`); null: the configured default. */
   plan: PlanName | null;
   /** The UTC day of the newest order held, and what that day held: the daily quotas' counts (contracts/plans.ts). */
@@ -72,6 +87,8 @@ export function initialState(principalId: string): PrincipalState {
     mandates: [],
     subscriptions: new Map(),
     approvals: new Map(),
+    contexts: new Map(),
+    contextSlugs: new Map(),
     idempotency: new Map(),
     evictedThroughSeq: 0,
     plan: null,
@@ -90,12 +107,19 @@ export function toSnapshot(s: PrincipalState): unknown {
     held: [...s.held],
     subscriptions: [...s.subscriptions],
     approvals: [...s.approvals],
+    contexts: [...s.contexts],
+    contextSlugs: [...s.contextSlugs],
     idempotency: [...s.idempotency],
   };
 }
 
 export function fromSnapshot(data: unknown): PrincipalState {
-  const s = data as Omit<PrincipalState, 'idempotency' | 'held' | 'subscriptions' | 'approvals'> & {
+  const s = data as Omit<
+    PrincipalState,
+    'idempotency' | 'held' | 'subscriptions' | 'approvals' | 'contexts' | 'contextSlugs'
+  > & {
+    contexts: [string, HeldContext][];
+    contextSlugs: [string, string][];
     idempotency: [string, HotRecord][];
     held: [string, HeldOrder][];
     subscriptions: [string, SubscriptionRecord][];
@@ -106,6 +130,8 @@ export function fromSnapshot(data: unknown): PrincipalState {
     held: new Map(s.held),
     subscriptions: new Map(s.subscriptions),
     approvals: new Map(s.approvals),
+    contexts: new Map(s.contexts),
+    contextSlugs: new Map(s.contextSlugs),
     idempotency: new Map(s.idempotency),
   };
 }

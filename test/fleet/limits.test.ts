@@ -21,7 +21,12 @@ const readBurst = agentBucket(plans.free.principal.read).burst;
 before(async () => {
   sys = await startSystem({ ASSAY_DEFAULT_PLAN: 'free' });
   const port = await freePort();
-  const p = await startRoleProcess('gateway', { ...sys.env, PORT: String(port) }, 'gateway listening');
+  const apiPort = await freePort();
+  const p = await startRoleProcess(
+    'gateway',
+    { ...sys.env, PORT: String(port), ASSAY_API_PORT: String(apiPort) },
+    'gateway listening',
+  );
   second = { url: `http://127.0.0.1:${port}`, p };
 });
 after(async () => {

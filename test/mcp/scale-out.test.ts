@@ -18,8 +18,13 @@ before(async () => {
   agent = await sys.register();
   for (let i = 0; i < 2; i++) {
     const port = await freePort();
+    const apiPort = await freePort();
     // Same ASSAY_BASE_URL (the public URL tokens are issued for), own listening port.
-    const p = await startRoleProcess('gateway', { ...sys.env, PORT: String(port) }, 'gateway listening');
+    const p = await startRoleProcess(
+      'gateway',
+      { ...sys.env, PORT: String(port), ASSAY_API_PORT: String(apiPort) },
+      'gateway listening',
+    );
     gateways.push({ url: `http://127.0.0.1:${port}`, p });
   }
 });

@@ -29,9 +29,14 @@ let client: oauth.Client;
 
 async function startSecondGateway() {
   const port = await freePort();
+  const apiPort = await freePort();
   secondUrl = `http://127.0.0.1:${port}`;
   // The same public base URL (the issuer and audience of tokens), another port: two gateways behind one name.
-  second = await startRoleProcess('gateway', { ...sys.env, PORT: String(port) }, 'gateway listening');
+  second = await startRoleProcess(
+    'gateway',
+    { ...sys.env, PORT: String(port), ASSAY_API_PORT: String(apiPort) },
+    'gateway listening',
+  );
 }
 
 before(async () => {

@@ -35,8 +35,11 @@ export async function dropDatabase(name: string): Promise<void> {
 export async function systemEnv(overrides: Record<string, string> = {}): Promise<Record<string, string>> {
   const ns = uniqueNamespace();
   const port = overrides.PORT ?? String(await freePort());
+  const apiPort = overrides.ASSAY_API_PORT ?? String(await freePort());
   return {
     PORT: port,
+    ASSAY_API_PORT: apiPort,
+    ASSAY_API_URL: `http://127.0.0.1:${apiPort}`,
     HOST: '127.0.0.1',
     NATS_URL: natsUrl,
     DATABASE_URL: `${pgServerUrl}/assay_${ns}`,
