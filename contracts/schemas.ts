@@ -471,25 +471,6 @@ export const EventQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const ContextFile = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  slug: Type.String(),
-  description: Type.String(),
-  content: Type.Union([Type.String(), Type.Object({}, { additionalProperties: true })]),
-  is_public: Type.Boolean(),
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-});
-export const ContextCreate = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    content: Type.String(),
-    description: Type.Optional(Type.String({ maxLength: 2000 })),
-  },
-  { additionalProperties: false },
-);
-
 export const WebhookRegistrationRequest = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),

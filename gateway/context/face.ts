@@ -17,7 +17,6 @@ import {
   credentialPrefixes,
   jsonValueProblem,
   type Names,
-  plans,
 } from '../../contracts/index.ts';
 import type { GatewayBus } from '../bus.ts';
 import type { Exchange } from '../http/exchange.ts';
@@ -76,6 +75,8 @@ const fail = (status: Status, message: string, headers: Record<string, string> =
 /** Who is calling: the owner principal, how it proved it, and what it may do. */
 interface ContextCaller {
   principalId: string;
+  /** The request's id, carried to every service it asks (logs line up). */
+  requestId: string;
   via: 'api_key' | 'oauth' | 'session';
   canRead: boolean;
   canWrite: boolean;
@@ -196,7 +197,7 @@ export class ContextFace {
       const r = await this.oauth('oauth.apiKeyResolve', { key: bearer }, requestId);
       if (!r.ok) return r.error.code === 'unauthorized' ? fail(401, r.error.message) : unavailable();
       const body = r.body as { principalId: string };
-      return { principalId: body.principalId, via: 'api_key', canRead: true, canWrite: true };
+      return { principalId: body.principalId, requestId, via: 'api_key', canRead: true, canWrite: true };
     }
     if (bearer !== undefined) {
       let caller: Caller | null;
@@ -209,6 +210,7 @@ export class ContextFace {
       if (!caller || caller.sandbox) return fail(401, 'the bearer token is not a valid API key or access token');
       return {
         principalId: caller.principalId,
+        requestId,
         via: 'oauth',
         canRead: caller.scopes.includes('read:context') || caller.scopes.includes('write:context'),
         canWrite: caller.scopes.includes('write:context'),
@@ -220,6 +222,7 @@ export class ContextFace {
       if (r.ok) {
         return {
           principalId: (r.body as { principalId: string }).principalId,
+          requestId,
           via: 'session',
           canRead: true,
           canWrite: true,
@@ -241,7 +244,8 @@ export class ContextFace {
   ): Promise<Answer> {
     const query = new URLSearchParams(rawQuery);
     const id = params.id;
-    if (id !== undefined && !uuidPattern.test(id)) return fail(404, 'no context file has this id');
+    if (id !== undefined && !uuidPattern.test(id))
+      return fail(404, `no ${route.path.startsWith('/api-keys') ? 'API key' : 'context file'} has this id`);
     const key = `${route.method} ${route.path}`;
     if (route.method !== 'GET' && route.method !== 'DELETE') {
       if (!/^application\/json\b/i.test(contentType)) return fail(400, 'send the body as application/json');
@@ -274,7 +278,7 @@ export class ContextFace {
       case 'DELETE /contexts/{id}':
         return this.actor('context.delete', who, { id }, (v) => ({ status: 200, body: { data: v } }));
       case 'GET /api-keys': {
-        const r = await this.oauth('oauth.apiKeyList', { principalId: who.principalId }, 'context');
+        const r = await this.oauth('oauth.apiKeyList', { principalId: who.principalId }, who.requestId);
         return r.ok ? { status: 200, body: { data: r.body }, headers: {} } : fromBus(r);
       }
       case 'POST /api-keys': {
@@ -283,11 +287,11 @@ export class ContextFace {
         if (typeof name !== 'string' || name.length < 1 || name.length > 100 || extra.length > 0) {
           return fail(400, 'send {"name": "<1 to 100 characters>"} and nothing else');
         }
-        const r = await this.oauth('oauth.apiKeyCreate', { principalId: who.principalId, name }, 'context');
+        const r = await this.oauth('oauth.apiKeyCreate', { principalId: who.principalId, name }, who.requestId);
         return r.ok ? { status: 201, body: { data: r.body }, headers: {} } : fromBus(r);
       }
       case 'DELETE /api-keys/{id}': {
-        const r = await this.oauth('oauth.apiKeyRevoke', { principalId: who.principalId, id }, 'context');
+        const r = await this.oauth('oauth.apiKeyRevoke', { principalId: who.principalId, id }, who.requestId);
         return r.ok ? { status: 200, body: { data: r.body }, headers: {} } : fromBus(r);
       }
     }
@@ -339,7 +343,7 @@ export class ContextFace {
       : this.d.names.actorSubject('principal', who.principalId);
     return this.d.bus.request(subject, {
       op,
-      requestId: `context-${Date.now()}`,
+      requestId: who.requestId,
       caller: { principalId: who.principalId, agentId: who.principalId, scopes: [], sandbox: false },
       params: {},
       query: {},
@@ -414,6 +418,3 @@ function schemaProblem(check: { Errors(v: unknown): Iterable<unknown> }, body: u
   }
   return 'the body is not valid';
 }
-
-/** The limit of a plan for docs and tests: the hourly allowance. */
-export const contextHourly = (plan: keyof typeof plans) => plans[plan].principal.context.burst;
