@@ -24,7 +24,7 @@ import { openApiDocument } from './openapi.ts';
 import { type BodyInput, bearerToken, type CallInput, type CallResult, type Pipeline } from './pipeline.ts';
 import type { RevokedSet } from './revocations.ts';
 import { compileRouter } from './router.ts';
-import type { ContextFace } from './context/face.ts';
+import { type ContextFace, contextTransportRefusal } from './context/face.ts';
 import type { WebFace } from './web/face.ts';
 import { protectedResourceMetadata } from './web/oauth-routes.ts';
 
@@ -99,7 +99,7 @@ export class Gateway {
       bodyBytesMax: config.bodyBytesMax,
       bodyReadTimeoutMs: config.bodyReadTimeoutMs,
       admission: this.admission,
-      refusal: (r) => contextTransportRefusal(r),
+      refusal: contextTransportRefusal,
       serve: (x, req) => this.onApiRequest(x, req),
     });
   }
@@ -332,24 +332,6 @@ export class Gateway {
 /** Where the context-file API is served: `{web_url}/api/v1` on this listener, `{api_url}/v1` on its own. */
 const contextWebPrefix = '/api/v1';
 const contextApiPrefix = '/v1';
-
-/** The I/O layer's refusals on the context-file API's listener, in its `{error, message}` words. */
-function contextTransportRefusal(r: TransportRefusal): Reply {
-  const [status, error, message] =
-    r.kind === 'at_capacity'
-      ? [500, 'internal_error', 'this gateway is at capacity or shutting down; retry']
-      : r.kind === 'body_too_large'
-        ? [400, 'bad_request', `the request body is larger than ${r.bytesMax} bytes`]
-        : r.kind === 'body_timeout'
-          ? [400, 'bad_request', `the request body did not arrive within ${r.timeoutMs} ms`]
-          : [400, 'bad_request', 'the request body is not UTF-8 text'];
-  return {
-    status,
-    headers: r.kind === 'at_capacity' ? { 'retry-after': '1' } : {},
-    contentType: 'application/json',
-    body: JSON.stringify({ error, message }),
-  };
-}
 
 function parseQuery(raw: string | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};

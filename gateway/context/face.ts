@@ -19,7 +19,7 @@ import {
   type Names,
 } from '../../contracts/index.ts';
 import type { GatewayBus } from '../bus.ts';
-import type { Exchange } from '../http/exchange.ts';
+import type { Exchange, Reply, TransportRefusal } from '../http/exchange.ts';
 import type { RateLimiter } from '../rate-limiter.ts';
 import { compileRouter } from '../router.ts';
 import type { TokenVerifier } from '../tokens.ts';
@@ -111,6 +111,8 @@ export class ContextFace {
     const csrfHeader = req.getHeader('x-csrf-token');
     const origin = req.getHeader('origin');
     const contentType = req.getHeader('content-type');
+    // On the gateway's own listener too, a refused body is this API's 400, not the agent API's 413.
+    x.refusalWords = contextTransportRefusal;
     if (!x.admit()) return;
     const run = (text: string | null) =>
       void this.answer(base, m, { rawQuery, cookies, authorization, csrfHeader, origin, contentType, text, x }).then(
@@ -417,4 +419,22 @@ function schemaProblem(check: { Errors(v: unknown): Iterable<unknown> }, body: u
     return `${where}: ${e.message ?? 'is not valid'}`;
   }
   return 'the body is not valid';
+}
+
+/** The I/O layer's refusals (capacity, body size, time, encoding) in this API's `{error, message}` words. */
+export function contextTransportRefusal(r: TransportRefusal): Reply {
+  const [status, error, message] =
+    r.kind === 'at_capacity'
+      ? [500, 'internal_error', 'this gateway is at capacity or shutting down; retry']
+      : r.kind === 'body_too_large'
+        ? [400, 'bad_request', `the request body is larger than ${r.bytesMax} bytes`]
+        : r.kind === 'body_timeout'
+          ? [400, 'bad_request', `the request body did not arrive within ${r.timeoutMs} ms`]
+          : [400, 'bad_request', 'the request body is not UTF-8 text'];
+  return {
+    status,
+    headers: r.kind === 'at_capacity' ? { 'retry-after': '1' } : {},
+    contentType: 'application/json',
+    body: JSON.stringify({ error, message }),
+  };
 }

@@ -141,8 +141,11 @@ export class Exchange implements BodyRead {
   }
 
   /** Answer one of the layer's own refusals, worded by the listener. */
+  /** Set by a face whose answers are worded otherwise (the context-file API): its words for refusals here. */
+  refusalWords: ((r: TransportRefusal) => Reply) | null = null;
+
   refuse(r: TransportRefusal): void {
-    const reply = this.ctx.refusal(r);
+    const reply = (this.refusalWords ?? this.ctx.refusal)(r);
     // After a body cut short the rest of it would have to be read first: close instead.
     const close = r.kind === 'body_too_large' || r.kind === 'body_timeout';
     this.send(reply.status, reply.headers, reply.contentType, reply.body, close);

@@ -267,6 +267,13 @@ test('[CONTEXT-BAD-INPUT] bad bodies, types, sizes, fields and text are 400 {err
     assert.equal(r.body.error, 'bad_request');
     assert.equal(typeof r.body.message, 'string');
   }
+  // A body past ASSAY_BODY_BYTES_MAX is this API's 400 on both base forms (never the agent API's 413).
+  const huge = JSON.stringify({ name: 'x', content: 'x'.repeat(sys.config.bodyBytesMax) });
+  for (const url of [api('/contexts'), web('/contexts')]) {
+    const r = await send(url, 'POST', { bearer: key, raw: huge });
+    assert.equal(r.status, 400, url);
+    assert.deepEqual(Object.keys(r.body).sort(), ['error', 'message']);
+  }
   const list = await send(api('/contexts'), 'GET', { bearer: key });
   assert.equal(list.body.pagination.total, 1);
   const kept = await send(api(`/contexts/${id}`), 'GET', { bearer: key });
