@@ -65,6 +65,21 @@ export const ContextView = Type.Object({
 });
 export type ContextView = Static<typeof ContextView>;
 
+/** The API's view of a record: with its text, or (in a list) a summary of it. */
+export function contextView(r: ContextRecord, content: string | null, owned: boolean): ContextView {
+  return {
+    id: r.id,
+    name: r.name,
+    slug: r.slug,
+    description: r.description,
+    content: content ?? { format: 'text', bytes: r.contentBytes, sha256: r.contentSha256, preview: r.preview },
+    is_public: r.isPublic,
+    owned,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+  };
+}
+
 // Internal commands to the owner's principal actor (the caller is the owner).
 export const ContextListCommand = Type.Object({
   offset: Type.Integer({ minimum: 0 }),

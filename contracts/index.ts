@@ -139,6 +139,7 @@ export {
   ContextRecord,
   ContextView,
   contextContentBytesMax,
+  contextView,
   contextPreviewChars,
   slugOf,
 } from './context.ts';

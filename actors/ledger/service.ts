@@ -4,7 +4,8 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import {
   type Config,
-  type ContextView,
+  type ContextRecord,
+  contextView,
   errorReply,
   idempotencyRetentionMs,
   type LedgerPageT,
@@ -157,17 +158,19 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
     async 'context.public_get'(req) {
       const row = await publicContextFile(sql, req.body.id);
       if (!row) return errorReply('not_found', 'no context file of yours, or public, has this id');
-      const view: ContextView = {
+      const record: ContextRecord = {
         id: row.id,
         name: row.name,
         slug: row.slug,
         description: row.description,
-        content: row.content,
-        is_public: true,
-        owned: row.owner_principal_id === req.caller.principalId,
-        created_at: row.created_at.toISOString(),
-        updated_at: row.updated_at.toISOString(),
+        isPublic: true,
+        contentSha256: row.content_sha256,
+        contentBytes: row.content_bytes,
+        preview: row.preview,
+        createdAt: row.created_at.toISOString(),
+        updatedAt: row.updated_at.toISOString(),
       };
+      const view = contextView(record, row.content, row.owner_principal_id === req.caller.principalId);
       return okReply(200, view);
     },
 

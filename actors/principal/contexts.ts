@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import {
   type ContextRecord,
-  type ContextView,
+  contextView,
   contextContentBytesMax,
   contextPreviewChars,
   errorReply,
@@ -20,21 +20,6 @@ import { factBase, type PrincipalDeps } from './deps.ts';
 import type { PrincipalState } from './state.ts';
 
 const noSuchContext = 'no context file of yours has this id';
-
-/** The API's view of a record: with its text, or (in a list) a summary of it. */
-export function contextView(r: ContextRecord, content: string | null, owned: boolean): ContextView {
-  return {
-    id: r.id,
-    name: r.name,
-    slug: r.slug,
-    description: r.description,
-    content: content ?? { format: 'text', bytes: r.contentBytes, sha256: r.contentSha256, preview: r.preview },
-    is_public: r.isPublic,
-    owned,
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
-  };
-}
 
 /** Size refusal, worded for the person who sent it; null when the text fits. */
 function contentProblem(content: string): string | null {

@@ -65,7 +65,7 @@ export interface PrincipalState {
    * their decision (approvals.ts).
    */
   approvals: Map<string, HeldRequest>;
-  /** The principal's context files by id, oldest first (contexts.ts), and their slugs, each to its file's id. */
+  /** The principal's context files by id, oldest first (contexts.ts), and their slugs, each to its file's id (an index of `contexts`). */
   contexts: Map<string, HeldContext>;
   contextSlugs: Map<string, string>;
   /** The plan an operator set (`plan_set`); null: the configured default. */
@@ -108,7 +108,7 @@ export function toSnapshot(s: PrincipalState): unknown {
     subscriptions: [...s.subscriptions],
     approvals: [...s.approvals],
     contexts: [...s.contexts],
-    contextSlugs: [...s.contextSlugs],
+    contextSlugs: undefined,
     idempotency: [...s.idempotency],
   };
 }
@@ -119,7 +119,6 @@ export function fromSnapshot(data: unknown): PrincipalState {
     'idempotency' | 'held' | 'subscriptions' | 'approvals' | 'contexts' | 'contextSlugs'
   > & {
     contexts: [string, HeldContext][];
-    contextSlugs: [string, string][];
     idempotency: [string, HotRecord][];
     held: [string, HeldOrder][];
     subscriptions: [string, SubscriptionRecord][];
@@ -131,7 +130,8 @@ export function fromSnapshot(data: unknown): PrincipalState {
     subscriptions: new Map(s.subscriptions),
     approvals: new Map(s.approvals),
     contexts: new Map(s.contexts),
-    contextSlugs: new Map(s.contextSlugs),
+    // Derived from the files, so not in the snapshot.
+    contextSlugs: new Map(s.contexts.map(([id, c]) => [c.record.slug, id])),
     idempotency: new Map(s.idempotency),
   };
 }
