@@ -100,6 +100,7 @@ export * as schemas from './schemas.ts';
 export {
   type AccountViewT,
   accessTokenType,
+  apiKeyNameLengthMax,
   credentialPrefixes,
   grantTypes,
   type OAuthBody,

@@ -40,6 +40,9 @@ export function revokedRetentionMs(accessTokenSeconds: number): number {
 /** Shortest password accepted at sign-up. */
 export const passwordMinLength = 10;
 
+/** Longest name of an API key of the context-file API, in characters (UTF-16 code units, as `maxlength` counts). */
+export const apiKeyNameLengthMax = 100;
+
 export const grantTypes = {
   authorizationCode: 'authorization_code',
   refreshToken: 'refresh_token',
@@ -188,7 +191,7 @@ export const oauthMessages = {
   },
   revoke: { body: Type.Object({ form: Form }), reply: OAuthHttp },
   apiKeyCreate: {
-    body: Type.Object({ principalId: S.Uuid(), name: Type.String({ minLength: 1, maxLength: 100 }) }),
+    body: Type.Object({ principalId: S.Uuid(), name: Type.String({ minLength: 1, maxLength: apiKeyNameLengthMax }) }),
     reply: Type.Intersect([ApiKeyView, Type.Object({ key: Type.String({ description: 'Shown once.' }) })]),
   },
   apiKeyList: { body: Type.Object({ principalId: S.Uuid() }), reply: Type.Array(ApiKeyView) },

@@ -55,6 +55,17 @@ export interface AccountGrant {
   liveTokens: { jti: string; expiresAt: string; exchanged: boolean }[];
 }
 
+/** An API key of the context-file API as the account page lists it. */
+export interface AccountApiKey {
+  id: string;
+  name: string;
+  /** The key's last four characters, so the person can tell which key a program holds. */
+  hint: string;
+  createdAt: string;
+  /** When a request last authenticated with it (recorded at most once a minute), or null if never. */
+  lastUsedAt: string | null;
+}
+
 export interface AccountPage extends PageFrame {
   email: string;
   principalId: string;
@@ -63,6 +74,14 @@ export interface AccountPage extends PageFrame {
   initialAccessTokens: { id: string; createdAt: string; expiresAt: string }[];
   /** Shown once, right after the person asked for it: the token itself. */
   newInitialAccessToken: { token: string; expiresAt: string } | null;
+  /** `ASSAY_API_URL`: the context-file API's own base, where an API key is used (`{api_url}/v1`). */
+  apiUrl: string;
+  /** The context-file API's keys that still work, newest first: never the key itself, which is shown once. */
+  apiKeys: AccountApiKey[];
+  /** Shown once, right after the person issued it: the key itself. */
+  newApiKey: { name: string; key: string } | null;
+  /** Longest name an API key may have (the issue form's `maxlength`). */
+  apiKeyNameLengthMax: number;
   /** The principal's mandate, or null before the first (purchases are refused until one is set). */
   mandate: {
     perItemCapCents: number;

@@ -2,7 +2,14 @@
 // Forms post back here and are answered with a redirect (303) or the page again with a message; every post is
 // checked for its CSRF token and origin first (session.ts).
 import { randomUUID } from 'node:crypto';
-import { type ApprovalT, type Config, operations, passwordMinLength } from '../../contracts/index.ts';
+import {
+  type ApprovalT,
+  apiKeyNameLengthMax,
+  type Config,
+  operations,
+  passwordMinLength,
+  textProblem,
+} from '../../contracts/index.ts';
 import type { WebContext, WebRoute } from './face.ts';
 import { page, parseForm, redirect, safeNext, type WebRequest, type WebResponse } from './http.ts';
 import { scopeList } from './oauth-routes.ts';
@@ -33,6 +40,8 @@ const notices: Record<string, string> = {
   approve: 'Purchase approved and bought: the agent that asked is told.',
   decline: 'Purchase declined: nothing was bought, and the agent that asked is told.',
   issue_initial_access_token: 'Initial access token issued. Copy it now: it is not shown again.',
+  issue_api_key: 'API key issued. Copy it now: it is not shown again.',
+  revoke_api_key: 'API key revoked: it stops working now.',
 };
 
 type Frame = { webUrl: string; signedInAs: string | null; csrf: string };
@@ -69,6 +78,7 @@ async function renderAccount(
     notice?: string | null;
     error?: string | null;
     newInitialAccessToken?: { token: string; expiresAt: string } | null;
+    newApiKey?: { name: string; key: string } | null;
     status?: number;
   } = {},
 ): Promise<WebResponse> {
@@ -83,12 +93,14 @@ async function renderAccount(
       requestId: req.requestId,
       clientAddress: req.clientAddress,
     });
-  const [account, mandates, approvals] = await Promise.all([
+  const [account, apiKeys, mandates, approvals] = await Promise.all([
     ctx.oauth('account', { principalId: session.principalId }, req.requestId),
+    ctx.oauth('apiKeyList', { principalId: session.principalId }, req.requestId),
     read(getMandates, '1'),
     read(getApprovals, '50'),
   ]);
   if (!account.ok) throw new Error(`account refused: ${account.reply.error.message}`);
+  if (!apiKeys.ok) throw new Error(`API keys refused: ${apiKeys.reply.error.message}`);
   if (approvals.error) throw new Error(`approvals refused: ${approvals.error.message}`);
   const current = (mandates.body as { items?: any[] } | undefined)?.items?.find((m) => m.current && !m.revoked);
   const { frame, setCookie } = frameOf(ctx, req, session);
@@ -103,6 +115,13 @@ async function renderAccount(
       grants: a.grants.map((g) => ({ ...g, scopes: scopeList(g.scopes) })),
       initialAccessTokens: a.initialAccessTokens,
       newInitialAccessToken: extra.newInitialAccessToken ?? null,
+      apiUrl: ctx.config.apiUrl,
+      // Revoked keys are history, not something to act on: the page lists the ones that still work.
+      apiKeys: apiKeys.body
+        .filter((k) => k.revoked_at === null)
+        .map((k) => ({ id: k.id, name: k.name, hint: k.hint, createdAt: k.created_at, lastUsedAt: k.last_used_at })),
+      newApiKey: extra.newApiKey ?? null,
+      apiKeyNameLengthMax,
       mandate: current
         ? {
             perItemCapCents: current.perItemCapCents,
@@ -361,6 +380,37 @@ export function pageRoutes(_config: Config): WebRoute[] {
       });
     }),
     accountAction('/account/initial-access-tokens/{id}/revoke', 'revoke_initial_access_token', 'id'),
+    // API keys go through the same service operations as the context-file API's `/api-keys` route.
+    accountForm('/account/api-keys', async (ctx, req, session, form) => {
+      const name = (form.name ?? '').trim();
+      const error =
+        name.length === 0 || name.length > apiKeyNameLengthMax
+          ? `Give the key a name of 1 to ${apiKeyNameLengthMax} characters.`
+          : textProblem(name) === null
+            ? null
+            : 'The name contains a character that cannot be kept (NUL): remove it.';
+      if (error !== null) return renderAccount(ctx, req, session, { error, status: 400 });
+      const r = await ctx.oauth('apiKeyCreate', { principalId: session.principalId, name }, req.requestId);
+      if (!r.ok) throw new Error(`issuing an API key refused: ${r.reply.error.message}`);
+      // Shown once, on this answer; never in a URL.
+      return renderAccount(ctx, req, session, {
+        notice: notices.issue_api_key!,
+        newApiKey: { name: r.body.name, key: r.body.key },
+      });
+    }),
+    accountForm('/account/api-keys/{id}/revoke', async (ctx, req, session) => {
+      const r = await ctx.oauth(
+        'apiKeyRevoke',
+        { principalId: session.principalId, id: req.params.id ?? '' },
+        req.requestId,
+      );
+      if (!r.ok) {
+        if (r.reply.error.code !== 'not_found')
+          throw new Error(`revoking an API key refused: ${r.reply.error.message}`);
+        return renderAccount(ctx, req, session, { error: 'That is not there any more.', status: 404 });
+      }
+      return redirect(`${ctx.config.webUrl}/account?done=revoke_api_key`);
+    }),
     accountAction('/account/grants/{id}/revoke', 'revoke_grant', 'id'),
     accountAction('/account/tokens/{id}/revoke', 'revoke_token', 'id'),
     accountAction('/account/clients/{id}/revoke', 'revoke_client', 'id'),

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { html, type SafeHtml } from './html.ts';
 import type {
+  AccountApiKey,
   AccountClient,
   AccountGrant,
   AccountPage,
@@ -192,6 +193,7 @@ export function accountPage(data: AccountPage): string {
 ${noticeStatus(data.notice)}
 ${data.error !== null && html`<div class="alert error" role="alert"><p>${data.error}</p></div>`}
 ${data.newInitialAccessToken !== null && newTokenPanel(data.newInitialAccessToken)}
+${data.newApiKey !== null && newApiKeyPanel(data.newApiKey, data.apiUrl)}
 <dl class="facts">
 <dt>Email</dt><dd>${data.email}</dd>
 <dt>Principal id</dt><dd><code>${data.principalId}</code></dd>
@@ -203,13 +205,15 @@ ${data.newInitialAccessToken !== null && newTokenPanel(data.newInitialAccessToke
 <li><a href="#grants">Access granted to agents</a></li>
 <li><a href="#clients">Registered clients</a></li>
 <li><a href="#initial-access-tokens">Initial access tokens</a></li>
+<li><a href="#api-keys">API keys</a></li>
 </ul>
 </nav>
 ${approvalsSection(data)}
 ${mandateSection(data)}
 ${grantsSection(data)}
 ${clientsSection(data)}
-${initialAccessTokensSection(data)}`,
+${initialAccessTokensSection(data)}
+${apiKeysSection(data)}`,
   );
 }
 
@@ -413,6 +417,52 @@ function newTokenPanel(t: { token: string; expiresAt: string }): SafeHtml {
 <p>Copy it now: it will not be shown again. It expires ${time(t.expiresAt)}.</p>
 <code class="secret">${t.token}</code>
 <p class="muted">Give it to your agent, which sends it as <code>Authorization: Bearer …</code> to <code>POST /oauth/register</code>.</p>
+</section>`;
+}
+
+function apiKeysSection(data: AccountPage): SafeHtml {
+  return html`<section class="part" id="api-keys" aria-labelledby="api-keys-heading">
+<h2 id="api-keys-heading">API keys</h2>
+<p>A program on a server uses an API key to read and write your context files through the context-file API, <code>${data.apiUrl}/v1</code>. A key can read, change and delete all of your context files until you revoke it; revoking stops it at once.</p>
+${
+  data.apiKeys.length === 0
+    ? html`<p class="empty">You have no API keys.</p>`
+    : html`<div class="table-wrap" role="region" aria-labelledby="api-keys-caption" tabindex="0">
+<table>
+<caption id="api-keys-caption">Your API keys, newest first</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Issued</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<tbody>${data.apiKeys.map((k) => apiKeyRow(data, k))}</tbody>
+</table>
+</div>`
+}
+<form method="post" action="/account/api-keys" class="card stack">
+${csrfField(data)}
+<div class="field">
+<label for="api-key-name">Name of a new key</label>
+<span class="hint" id="api-key-name-hint">Where it will be used, such as “build server”, so you know which key to revoke.</span>
+<input id="api-key-name" name="name" type="text" required maxlength="${data.apiKeyNameLengthMax}" autocomplete="off" aria-describedby="api-key-name-hint">
+</div>
+<div><button type="submit" class="button primary">Issue an API key</button></div>
+</form>
+</section>`;
+}
+
+function apiKeyRow(frame: PageFrame, k: AccountApiKey): SafeHtml {
+  return html`<tr>
+<th scope="row">${k.name}</th>
+<td><code>…${k.hint}</code></td>
+<td>${time(k.createdAt)}</td>
+<td>${k.lastUsedAt === null ? html`<span class="empty">never</span>` : time(k.lastUsedAt)}</td>
+<td>${buttonForm(frame, `/account/api-keys/${encode(k.id)}/revoke`, html`Revoke<span class="visually-hidden"> the key ${k.name} (ending ${k.hint})</span>`)}</td>
+</tr>`;
+}
+
+function newApiKeyPanel(k: { name: string; key: string }, apiUrl: string): SafeHtml {
+  return html`<section class="panel" aria-labelledby="new-api-key-heading">
+<h2 id="new-api-key-heading">Your new API key “${k.name}”</h2>
+<p><strong>Copy it now: it will not be shown again.</strong> Only a hash of it is kept, so nobody can show it to you later; if you lose it, revoke it and issue another.</p>
+<code class="secret">${k.key}</code>
+<p class="muted">Your program sends it as <code>Authorization: Bearer …</code> to <code>${apiUrl}/v1/contexts</code>.</p>
 </section>`;
 }
 

@@ -134,4 +134,13 @@ section.part > p { max-width: 40rem; }
   background: var(--surface); }
 .panel h2 { margin-bottom: 0.5rem; }
 .panel > :last-child { margin-bottom: 0; }
+/* Positioned, so the visually hidden labels of its buttons scroll with it instead of widening the page. */
+.table-wrap { position: relative; overflow-x: auto; margin: 0 0 1rem; }
+table { width: 100%; border-collapse: collapse; background: var(--surface); border: 1px solid var(--border); }
+caption { text-align: left; font-weight: 600; padding: 0 0 0.5rem; }
+th, td { text-align: left; vertical-align: middle; padding: 0.5rem 0.75rem; border-top: 1px solid var(--border); }
+thead th { color: var(--muted); font-weight: 600; font-size: 0.9375rem; border-top: 0; white-space: nowrap; }
+tbody th { font-weight: 600; overflow-wrap: break-word; }
+td code, td .button { white-space: nowrap; }
+td:last-child { text-align: right; }
 `;
