@@ -6,6 +6,7 @@ export { oauthService } from './oauth/service.ts';
 export { eventRows, eventsOf } from './ledger/events.ts';
 export { principalFactRows, principalFactsOf } from './ledger/projection.ts';
 export { ledgerService } from './ledger/service.ts';
+export { skillsService } from './skills/service.ts';
 export { principalBehaviour } from './principal/principal.ts';
 export { type IdempotencyIndex, IdempotencyIndexClient } from './principal/idempotency-index.ts';
 export { QuoteCache, type Quotes } from './principal/quotes.ts';

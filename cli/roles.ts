@@ -25,6 +25,7 @@ import {
   judgesFromConfig,
   PgVerdictCache,
   ledgerService,
+  skillsService,
   eventsOf,
   principalFactsOf,
   principalBehaviour,
@@ -193,6 +194,7 @@ export async function startRoles(
       serveService(nc, names, 'catalog', catalogService(deps), log),
       serveService(nc, names, 'delivery', await deliveryService({ ...deps, log }), log),
       serveService(nc, names, 'oauth', oauthService({ ...deps, revoked: buckets.revoked, log }), log),
+      serveService(nc, names, 'skills', await skillsService({ ...deps, log }), log),
     ];
     // Jobs that run once per deployment: the worker holding a job's lease runs it, another takes over on failure.
     const singleton = (name: string, run: (signal: AbortSignal) => Promise<void>) =>

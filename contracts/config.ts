@@ -246,6 +246,27 @@ export const configKeys = {
     int(100, 3_600_000),
     'After repeated failures of the judge endpoint, how long the model judge stops calling it before one probe.',
   ),
+  skillModelUrl: key(
+    'ASSAY_SKILL_MODEL_URL',
+    '',
+    str,
+    'Base URL of the OpenAI-compatible endpoint that runs skills whose executor is model (docs/contexts.md, Skills); unset, such skills answer 500 saying so.',
+    '(none)',
+  ),
+  skillModel: key('ASSAY_SKILL_MODEL', '', str, 'Model to ask for skills whose executor is model.', '(none)'),
+  skillModelApiKey: key(
+    'ASSAY_SKILL_MODEL_API_KEY',
+    '',
+    str,
+    'API key for the skills endpoint, sent as a bearer token.',
+    '(none)',
+  ),
+  skillTimeoutMs: key(
+    'ASSAY_SKILL_TIMEOUT_MS',
+    30_000,
+    int(100, 110_000),
+    'How long one skill execution may take (the model included) before it answers 500 with the reason.',
+  ),
   subscriptionPollMs: key(
     'ASSAY_SUBSCRIPTION_POLL_MS',
     1000,

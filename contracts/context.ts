@@ -1,7 +1,7 @@
 // The context-file API's contract: the records the principal actor keeps and its facts carry, the request bodies
 // of the routes, and what the routes answer (docs/contexts.md). Not an agent route: errors are `{error, message}`.
 import Type, { type Static } from 'typebox';
-import { Uuid } from './schemas.ts';
+import { Topics, Uuid } from './schemas.ts';
 
 /** Content is stored as text; a file larger than this (UTF-8 bytes) is refused with 400. */
 export const contextContentBytesMax = 256 * 1024;
@@ -51,6 +51,26 @@ export const ContextContentSummary = Type.Object({
   preview: Type.String({ description: `The first ${contextPreviewChars} characters.` }),
 });
 
+/** A published file's artifact: its id, and whether its newest edition holds the file's text yet. */
+export const ContextArtifact = Type.Object({
+  id: Uuid(),
+  edition_current: Type.Boolean({
+    description: "false for the moment between a change of the file's text and its new edition.",
+  }),
+});
+export type ContextArtifact = Static<typeof ContextArtifact>;
+
+/** Publishing a file to the catalog: what the artifact adds to the file (its title and text are the file's). */
+export const ContextPublishBody = Type.Object(
+  {
+    topics: Type.Optional(Topics),
+    floor: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  },
+  { additionalProperties: false },
+);
+export type ContextPublishBody = Static<typeof ContextPublishBody>;
+export const ContextPublishCommand = Type.Object({ id: Type.String(), publish: ContextPublishBody });
+
 /** A context file as the API shows it: `content` is the text on one file, a summary in a list. */
 export const ContextView = Type.Object({
   id: Uuid(),
@@ -60,13 +80,20 @@ export const ContextView = Type.Object({
   content: Type.Union([Type.String(), ContextContentSummary]),
   is_public: Type.Boolean(),
   owned: Type.Boolean({ description: "false: another principal's public file." }),
+  /** The owner's view only: the catalog artifact the file was published as, or null. */
+  artifact: Type.Optional(Type.Union([ContextArtifact, Type.Null()])),
   created_at: Type.String(),
   updated_at: Type.String(),
 });
 export type ContextView = Static<typeof ContextView>;
 
 /** The API's view of a record: with its text, or (in a list) a summary of it. */
-export function contextView(r: ContextRecord, content: string | null, owned: boolean): ContextView {
+export function contextView(
+  r: ContextRecord,
+  content: string | null,
+  owned: boolean,
+  artifact?: ContextArtifact | null,
+): ContextView {
   return {
     id: r.id,
     name: r.name,
@@ -75,6 +102,7 @@ export function contextView(r: ContextRecord, content: string | null, owned: boo
     content: content ?? { format: 'text', bytes: r.contentBytes, sha256: r.contentSha256, preview: r.preview },
     is_public: r.isPublic,
     owned,
+    ...(artifact === undefined ? {} : { artifact }),
     created_at: r.createdAt,
     updated_at: r.updatedAt,
   };

@@ -3,6 +3,7 @@
 // time. Appends carry no JetStream message id: the expected last subject sequence makes them exactly-once.
 import type { ApprovalRecord, ListingState, MandateRecord, SubscriptionRecord } from './internal.ts';
 import type { ContextRecord } from './context.ts';
+import type { SkillRecord } from './skill.ts';
 import type { PlanName } from './plans.ts';
 
 /**
@@ -177,6 +178,31 @@ export interface ContextDeletedFact extends FactBase {
   context: ContextRecord;
 }
 
+/**
+ * A context file's content is the current edition of its artifact in the catalog: the first one links the file to
+ * the artifact it was published as; each later one follows a change of the file's text.
+ */
+export interface ContextArtifactSyncedFact extends FactBase {
+  type: 'context_artifact_synced';
+  contextId: string;
+  artifactId: string;
+  editionId: string;
+  contentSha256: string;
+}
+
+/** A skill created or changed by its owner: a new version, with the template's text. */
+export interface SkillSavedFact extends FactBase {
+  type: 'skill_saved';
+  skill: SkillRecord;
+  template: string;
+}
+
+/** A skill deleted by its owner, with every version: the newest record as it was. */
+export interface SkillDeletedFact extends FactBase {
+  type: 'skill_deleted';
+  skill: SkillRecord;
+}
+
 /** Facts on a principal's ledger subject (`<ns>.ledger.<principalId>`). */
 export type LedgerFact =
   | CreditedFact
@@ -191,7 +217,10 @@ export type LedgerFact =
   | ApprovalRequestedFact
   | ApprovalDecidedFact
   | ContextSavedFact
-  | ContextDeletedFact;
+  | ContextDeletedFact
+  | ContextArtifactSyncedFact
+  | SkillSavedFact
+  | SkillDeletedFact;
 
 interface ListingFactBase {
   id: string;

@@ -137,6 +137,7 @@ export {
   ContextCreateBody,
   ContextListReply,
   ContextPatchBody,
+  ContextPublishBody,
   ContextRecord,
   ContextView,
   contextContentBytesMax,
@@ -144,11 +145,15 @@ export {
   contextPreviewChars,
   slugOf,
 } from './context.ts';
+export * from './skill.ts';
 export type {
   ApprovalDecidedFact,
   ApprovalRequestedFact,
   CallRecordedFact,
+  ContextArtifactSyncedFact,
   ContextDeletedFact,
+  SkillDeletedFact,
+  SkillSavedFact,
   ContextSavedFact,
   CreditedFact,
   EscrowHeldFact,

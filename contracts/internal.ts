@@ -6,6 +6,7 @@ import type { ActorKind, ServiceName } from './bus.ts';
 import { oauthMessages } from './oauth.ts';
 import { PlanName, RateClass } from './plans.ts';
 import * as C from './context.ts';
+import * as K from './skill.ts';
 import * as S from './schemas.ts';
 
 export interface InternalOperation {
@@ -548,12 +549,76 @@ export const internalOperations = [
     summary: 'Delete one of the caller’s context files.',
   }),
   internal({
+    id: 'context.publish',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: C.ContextPublishCommand,
+    reply: C.ContextView,
+    summary: 'Publish one of the caller’s context files to the catalog as an artifact (once; later asks answer it).',
+  }),
+  internal({
+    id: 'context.sync_edition',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: C.ContextIdCommand,
+    reply: C.ContextView,
+    summary: 'Make a published file’s current text its artifact’s newest edition (the actor’s own follow-up).',
+  }),
+  internal({
     id: 'context.public_get',
     dispatch: { to: 'service', service: 'ledger' },
     caller: true,
     body: C.ContextIdCommand,
     reply: C.ContextView,
     summary: 'Another principal’s public context file, from the projection.',
+  }),
+  internal({
+    id: 'skill.list',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: K.SkillListCommand,
+    reply: K.SkillListReply,
+    summary: "The caller's skills, newest first, with the total.",
+  }),
+  internal({
+    id: 'skill.get',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: K.SkillGetCommand,
+    reply: K.SkillView,
+    summary: 'One version of one of the caller’s skills (the newest by default), with its template.',
+  }),
+  internal({
+    id: 'skill.create',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: K.SkillCreateBody,
+    reply: K.SkillView,
+    summary: 'Create a skill: version 1, a skill_saved fact.',
+  }),
+  internal({
+    id: 'skill.update',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: K.SkillPatchCommand,
+    reply: K.SkillView,
+    summary: 'Change a skill: its next version, a skill_saved fact.',
+  }),
+  internal({
+    id: 'skill.delete',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: K.SkillGetCommand,
+    reply: K.SkillView,
+    summary: 'Delete one of the caller’s skills, every version.',
+  }),
+  internal({
+    id: 'skill.execute',
+    dispatch: { to: 'service', service: 'skills' },
+    caller: true,
+    body: K.SkillExecuteCommand,
+    reply: K.SkillExecution,
+    summary: 'Run one of the caller’s skills: variables substituted, context files resolved, the executor asked.',
   }),
   internal({
     id: 'approval.expire',

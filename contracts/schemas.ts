@@ -650,7 +650,7 @@ export const Artifact = Type.Evaluate(
   ]),
 );
 
-const Topics = Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 10, uniqueItems: true });
+export const Topics = Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 10, uniqueItems: true });
 /** Largest context file accepted, in characters of its Markdown. */
 export const contentCharsMax = 512_000;
 const Content = Type.String({

@@ -37,24 +37,25 @@ export class GatewayBus {
     return (await this.requestWire(subject, req)).reply;
   }
 
-  /** The reply with its body's raw bytes, so they can go to the client without being parsed and re-serialised. */
   /**
    * The reply with its body's raw bytes, so they can go to the client without being parsed and re-serialised.
    * `inParts`: the reply may exceed one NATS message, so it is asked for in parts (contracts/bus.ts).
+   * `timeoutMs`: a longer wait than the configured one, for work that takes its own time (a skill's model call).
    */
   async requestWire(
     subject: string,
     req: BusRequest,
     inParts = false,
+    timeoutMs = this.timeoutMs,
   ): Promise<{ reply: BusReply; bodyBytes: Uint8Array | null }> {
     if (!this.isConnected()) return refused(unreachable);
     try {
       const data = encoder.encode(JSON.stringify(req));
       if (inParts) {
-        const joined = await this.requestParts(subject, data);
+        const joined = await this.requestParts(subject, data, timeoutMs);
         return joined === null ? refused(this.timedOut) : decodeReply(joined);
       }
-      const msg = await this.nc.request(subject, data, { timeout: this.timeoutMs });
+      const msg = await this.nc.request(subject, data, { timeout: timeoutMs });
       return decodeReply(msg.data);
     } catch (err) {
       const failure = natsFailure(err);
@@ -66,12 +67,12 @@ export class GatewayBus {
   }
 
   /** The parts of a reply joined, or null when the deadline passed before the empty message that ends them. */
-  private async requestParts(subject: string, data: Uint8Array): Promise<Uint8Array | null> {
+  private async requestParts(subject: string, data: Uint8Array, timeoutMs: number): Promise<Uint8Array | null> {
     const headers = natsHeaders();
     headers.set(replyPartsHeader, 'parts');
     const replies = await this.nc.requestMany(subject, data, {
       strategy: 'sentinel',
-      maxWait: this.timeoutMs,
+      maxWait: timeoutMs,
       headers,
     });
     const parts: Uint8Array[] = [];

@@ -73,3 +73,12 @@ export async function publicContextFile(sql: Sql, id: string): Promise<PublicCon
     FROM context_files WHERE id = ${id} AND is_public`;
   return row ?? null;
 }
+
+/** Of these files, the ones `reader` may read: its own, and other owners' public ones. */
+export async function readableContextFiles(sql: Sql, reader: string, ids: string[]): Promise<PublicContextRow[]> {
+  if (ids.length === 0) return [];
+  return sql<PublicContextRow[]>`
+    SELECT id, owner_principal_id, name, slug, description, content, content_sha256, content_bytes, preview,
+           created_at, updated_at
+    FROM context_files WHERE id = ANY(${ids}::uuid[]) AND (owner_principal_id = ${reader} OR is_public)`;
+}

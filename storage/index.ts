@@ -128,6 +128,7 @@ export {
   type ContextFileRow,
   type PublicContextRow,
   publicContextFile,
+  readableContextFiles,
   writeContextFiles,
 } from './context-files.ts';
 export { type ApiKeyRow, apiKeysOf, insertApiKey, revokeApiKey, useApiKey } from './api-keys.ts';

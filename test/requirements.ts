@@ -697,6 +697,36 @@ export const requirements = {
     behaviour:
       "Every answer carries X-RateLimit-Limit, -Remaining and -Reset for the principal's hourly allowance; the 101st request in an hour on Free is 429 with Retry-After; an operator's plan change applies at once.",
   },
+  'CONTEXT-KEYS-PAGE': {
+    source: 'docs/contexts.md: Authentication',
+    behaviour:
+      'On the account page (headless Chromium) a person issues an API key by name and sees it once; it works on {api_url}/v1; the page lists it by name, last four characters, issue and last use, never the key; revoking it there makes it 401 {error, message} at once. The page and the API route manage the same keys; a foreign form, a bad name or another person’s key id change nothing.',
+  },
+  'CONTEXT-PUBLISH': {
+    source: 'docs/contexts.md: From context file to marketplace',
+    behaviour:
+      "An owner publishes a context file as a catalog artifact whose first edition is the file's text, verified like any other; each later change of the text is the next edition (other changes make none); publishing again answers the same artifact; others' files are 404.",
+  },
+  'SKILL-VERSIONS': {
+    source: 'docs/contexts.md: Skills',
+    behaviour:
+      "A skill is created as version 1, listed in both envelopes without its template, changed into the next version while earlier versions stay readable and executable, and deleted; another owner's id is 404.",
+  },
+  'SKILL-EXECUTE': {
+    source: 'docs/contexts.md: Skills',
+    behaviour:
+      "Executing substitutes the variables once, refuses missing and extra variables by name, brings the skill's context files in order with the caller's rights as they are at run time (own files as just written, others' only while public), and answers what ran.",
+  },
+  'SKILL-MODEL': {
+    source: 'docs/contexts.md: Skills',
+    behaviour:
+      'The model executor sends the rendered messages to the configured OpenAI-compatible endpoint and answers its reply and model; an endpoint failure or a stall past ASSAY_SKILL_TIMEOUT_MS is 500 with the reason; an execution spends one request and needs write:context.',
+  },
+  'SKILL-BAD-INPUT': {
+    source: 'docs/contexts.md: Skills',
+    behaviour:
+      'Bad skill bodies (types, sizes, fields, unknown executors, bad or repeated context ids) are 400 and create nothing.',
+  },
   'SUBS-CYCLES': {
     source: 'docs/subscriptions.md: Cycles',
     behaviour:

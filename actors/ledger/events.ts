@@ -97,9 +97,12 @@ export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInse
       case 'mandate_set':
       case 'mandate_revoked':
       case 'plan_set':
+      case 'skill_saved':
+      case 'skill_deleted':
+      case 'context_artifact_synced':
         break;
       default:
-        throw new Error(`unknown ledger fact type ${(f as { type?: unknown }).type}`);
+        throw unknownFact(f);
     }
   }
   return rows;
@@ -213,4 +216,9 @@ export async function eventsResumeAfter(
   if (streamSeq === null) return 'bad';
   if ((await projectionCheckpoint(sql, events as Projection<unknown>)) < streamSeq) return null;
   return eventSeqThroughSource(sql, principalId, streamSeq);
+}
+
+/** A fact type this switch does not name: a compile error while the union grows, a loud failure if one slips by. */
+function unknownFact(f: never): Error {
+  return new Error(`unknown ledger fact type ${(f as { type?: unknown }).type}`);
 }

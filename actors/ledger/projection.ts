@@ -185,9 +185,12 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
       case 'mandate_set':
       case 'mandate_revoked':
       case 'plan_set':
+      case 'skill_saved':
+      case 'skill_deleted':
+      case 'context_artifact_synced':
         break;
       default:
-        throw new Error(`unknown ledger fact type ${(f as { type?: unknown }).type}`);
+        throw unknownFact(f);
     }
   }
   rows.subscriptions = [...subscriptions.values()];
@@ -204,4 +207,9 @@ function approvalRow(seq: number, principalId: string, a: ApprovalRecord): Appro
 /** The principal-facts projection with this deployment's key retention: one definition for the projector and rebuilds. */
 export function principalFactsOf(names: Names, config: Config) {
   return principalFactsProjection(names, principalFactRows, idempotencyRetentionMs(config));
+}
+
+/** A fact type this switch does not name: a compile error while the union grows, a loud failure if one slips by. */
+function unknownFact(f: never): Error {
+  return new Error(`unknown ledger fact type ${(f as { type?: unknown }).type}`);
 }

@@ -5,6 +5,7 @@
 // so a read right after a write sees it. Slugs are unique per owner because one mailbox hands them out.
 import { createHash } from 'node:crypto';
 import {
+  type BusRequest,
   type ContextRecord,
   contextView,
   contextContentBytesMax,
@@ -17,7 +18,8 @@ import {
 } from '../../contracts/index.ts';
 import type { Decision } from '../runtime/host.ts';
 import { factBase, type PrincipalDeps } from './deps.ts';
-import type { PrincipalState } from './state.ts';
+import type { HeldContext, PrincipalState } from './state.ts';
+import { derivedId } from '../shared/ids.ts';
 
 const noSuchContext = 'no context file of yours has this id';
 
@@ -73,7 +75,7 @@ export function createContext(
     wasPublic: null,
     content: b.content,
   };
-  return { fact, reply: okReply(201, contextView(record, b.content, true)) };
+  return { fact, reply: okReply(201, contextView(record, b.content, true, null)) };
 }
 
 export async function updateContext(
@@ -108,7 +110,9 @@ export async function updateContext(
     wasPublic: before.isPublic,
     ...(p.content === undefined ? {} : { content: p.content }),
   };
-  return { fact, reply: okReply(200, contextView(record, content, true)) };
+  // A published file's new text becomes its artifact's next edition, right after this change commits.
+  const followUp = held.artifact && p.content !== undefined ? syncRequest(req, before.id) : undefined;
+  return { fact, reply: okReply(200, ownView({ ...held, record }, content)), ...(followUp ? { followUp } : {}) };
 }
 
 export function deleteContext(
@@ -123,7 +127,7 @@ export function deleteContext(
     type: 'context_deleted',
     context: held.record,
   };
-  return { fact, reply: okReply(200, contextView(held.record, null, true)) };
+  return { fact, reply: okReply(200, ownView(held, null)) };
 }
 
 export async function getContext(
@@ -135,15 +139,13 @@ export async function getContext(
   if (!held) return { reply: errorReply('not_found', noSuchContext) };
   const content = await textOf(d, state, held.record.id);
   if (content === null) return { reply: errorReply('unavailable', 'the file could not be read; retry', 1) };
-  return { reply: okReply(200, contextView(held.record, content, true)) };
+  return { reply: okReply(200, ownView(held, content)) };
 }
 
 /** The owner's files, newest first. */
 export function listContexts(state: PrincipalState, req: RequestOf<'context.list'>): Decision<LedgerFact> {
   const all = [...state.contexts.values()].reverse();
-  const items = all
-    .slice(req.body.offset, req.body.offset + req.body.limit)
-    .map((h) => contextView(h.record, null, true));
+  const items = all.slice(req.body.offset, req.body.offset + req.body.limit).map((h) => ownView(h, null));
   return { reply: okReply(200, { items, total: all.length }) };
 }
 
@@ -153,4 +155,126 @@ async function textOf(d: PrincipalDeps, state: PrincipalState, id: string): Prom
   if (!held) return null;
   const fact = await d.loadFact(state.principalId, held.contentSeq);
   return fact?.type === 'context_saved' && fact.context.id === id && fact.content !== undefined ? fact.content : null;
+}
+
+/** The owner's view of a file: with its artifact, and whether the artifact's newest edition holds its text. */
+function ownView(held: HeldContext, content: string | null) {
+  const artifact = held.artifact
+    ? { id: held.artifact.id, edition_current: held.artifact.contentSha256 === held.record.contentSha256 }
+    : null;
+  return contextView(held.record, content, true, artifact);
+}
+
+const syncRequest = (req: BusRequest, id: string): BusRequest => ({
+  ...req,
+  op: 'context.sync_edition',
+  idempotency: undefined,
+  body: { id },
+});
+
+/** The catalog artifact a file is published as, and the edition its text makes: the same ids however often asked. */
+const artifactIdOf = (principalId: string, contextId: string) => derivedId(principalId, 'context-artifact', contextId);
+const editionIdOf = (principalId: string, contextId: string, sha256: string) =>
+  derivedId(principalId, 'context-edition', contextId, sha256);
+
+/**
+ * Publish a file to the catalog as an artifact whose title, description and text are the file's (its first
+ * edition is verified like any other), and link the two; a file already published answers as it is.
+ */
+export async function publishContext(
+  d: PrincipalDeps,
+  state: PrincipalState,
+  req: RequestOf<'context.publish'>,
+): Promise<Decision<LedgerFact>> {
+  const held = state.contexts.get(req.body.id);
+  if (!held) return { reply: errorReply('not_found', noSuchContext) };
+  // Published already: answer it, first bringing its edition up to date if a change's follow-up was lost.
+  if (held.artifact) return syncEdition(d, state, { ...req, op: 'context.sync_edition', body: { id: req.body.id } });
+  const content = await textOf(d, state, held.record.id);
+  if (content === null) return { reply: errorReply('unavailable', 'the file could not be read; retry', 1) };
+  const r = held.record;
+  const artifactId = artifactIdOf(state.principalId, r.id);
+  const editionId = editionIdOf(state.principalId, r.id, r.contentSha256);
+  const { topics, floor } = req.body.publish;
+  const command: RequestOf<'catalog.publish_artifact'>['body'] = {
+    artifactId,
+    editionId,
+    request: {
+      title: r.name,
+      content,
+      // An empty description leaves the one the text's front matter may declare.
+      ...(r.description === '' ? {} : { description: r.description }),
+      ...(topics === undefined ? {} : { topics }),
+      ...(floor === undefined ? {} : { floor }),
+    },
+  };
+  return {
+    call: {
+      subject: d.names.serviceSubject('catalog'),
+      request: { ...req, op: 'catalog.publish_artifact', body: command },
+    },
+    next: (reply) => {
+      if (!reply.ok) return { reply };
+      const fact = syncedFact(d, state, req.caller.sandbox, r, artifactId, editionId);
+      const linked = { ...held, artifact: { id: artifactId, contentSha256: r.contentSha256 } };
+      return { fact, reply: okReply(201, ownView(linked, null)) };
+    },
+  };
+}
+
+/**
+ * Make a published file's current text its artifact's newest edition. Runs as the follow-up of a change of the
+ * text; the edition's id derives from the file and its text, so a repeat (or a change and its undo) is harmless.
+ */
+export async function syncEdition(
+  d: PrincipalDeps,
+  state: PrincipalState,
+  req: RequestOf<'context.sync_edition'>,
+): Promise<Decision<LedgerFact>> {
+  const held = state.contexts.get(req.body.id);
+  if (!held) return { reply: errorReply('not_found', noSuchContext) };
+  const r = held.record;
+  if (!held.artifact || held.artifact.contentSha256 === r.contentSha256)
+    return { reply: okReply(200, ownView(held, null)) };
+  const content = await textOf(d, state, r.id);
+  if (content === null) return { reply: errorReply('unavailable', 'the file could not be read; retry', 1) };
+  const artifactId = held.artifact.id;
+  const editionId = editionIdOf(state.principalId, r.id, r.contentSha256);
+  const command: RequestOf<'catalog.publish_edition'>['body'] = {
+    artifactId,
+    editionId,
+    request: { content, title: r.name, ...(r.description === '' ? {} : { description: r.description }) },
+  };
+  return {
+    call: {
+      subject: d.names.serviceSubject('catalog'),
+      request: { ...req, op: 'catalog.publish_edition', body: command },
+    },
+    next: (reply) => {
+      if (!reply.ok) return { reply };
+      const fact = syncedFact(d, state, req.caller.sandbox, r, artifactId, editionId);
+      return {
+        fact,
+        reply: okReply(200, ownView({ ...held, artifact: { id: artifactId, contentSha256: r.contentSha256 } }, null)),
+      };
+    },
+  };
+}
+
+function syncedFact(
+  d: PrincipalDeps,
+  state: PrincipalState,
+  sandbox: boolean,
+  r: ContextRecord,
+  artifactId: string,
+  editionId: string,
+): LedgerFact {
+  return {
+    ...factBase(d, state.principalId, sandbox, state.availableCents),
+    type: 'context_artifact_synced',
+    contextId: r.id,
+    artifactId,
+    editionId,
+    contentSha256: r.contentSha256,
+  };
 }

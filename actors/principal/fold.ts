@@ -81,6 +81,22 @@ export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
     case 'context_deleted':
       assert(state.contexts.has(fact.context.id), 'only an existing file is deleted');
       break;
+    case 'context_artifact_synced': {
+      const held = state.contexts.get(fact.contextId);
+      assert(held, 'only an existing file is synced to its artifact');
+      assert(!held.artifact || held.artifact.id === fact.artifactId, 'a file is published as one artifact');
+      break;
+    }
+    case 'skill_saved':
+      assert.equal(
+        fact.skill.version,
+        (state.skills.get(fact.skill.id)?.record.version ?? 0) + 1,
+        'each save of a skill is its next version',
+      );
+      break;
+    case 'skill_deleted':
+      assert(state.skills.has(fact.skill.id), 'only an existing skill is deleted');
+      break;
     case 'mandate_set':
     case 'call_recorded':
     case 'plan_set':
@@ -156,12 +172,23 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
       if (before) state.contextSlugs.delete(before.record.slug);
       state.contextSlugs.set(fact.context.slug, fact.context.id);
       const contentSeq = fact.content === undefined ? before!.contentSeq : seq;
-      state.contexts.set(fact.context.id, { record: fact.context, contentSeq });
+      state.contexts.set(fact.context.id, { record: fact.context, contentSeq, artifact: before?.artifact });
       break;
     }
     case 'context_deleted':
       state.contexts.delete(fact.context.id);
       state.contextSlugs.delete(fact.context.slug);
+      break;
+    case 'context_artifact_synced':
+      state.contexts.get(fact.contextId)!.artifact = { id: fact.artifactId, contentSha256: fact.contentSha256 };
+      break;
+    case 'skill_saved': {
+      const versionSeqs = [...(state.skills.get(fact.skill.id)?.versionSeqs ?? []), seq];
+      state.skills.set(fact.skill.id, { record: fact.skill, versionSeqs });
+      break;
+    }
+    case 'skill_deleted':
+      state.skills.delete(fact.skill.id);
       break;
     case 'call_recorded':
       break;

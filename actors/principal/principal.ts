@@ -4,11 +4,20 @@
 // purchase-policy.ts), settlement (settlement.ts), mandates (mandates.ts), credits (credits.ts), and the seller
 // operations forwarded to the catalog and listing actors (forwarding.ts), subscriptions and their cycles
 // (subscriptions.ts), the plan and its rate-limit buckets (plans.ts, rate.ts), daily quotas (quotas.ts) and
-// purchases waiting for the principal's approval (approvals.ts), and its context files (contexts.ts).
+// purchases waiting for the principal's approval (approvals.ts), its context files (contexts.ts) and skills
+// (skills.ts).
 import type { LedgerFact } from '../../contracts/index.ts';
 import type { ActorBehaviour } from '../runtime/host.ts';
 import { approve, decline, expire, getApprovals } from './approvals.ts';
-import { createContext, deleteContext, getContext, listContexts, updateContext } from './contexts.ts';
+import {
+  createContext,
+  deleteContext,
+  getContext,
+  listContexts,
+  publishContext,
+  syncEdition,
+  updateContext,
+} from './contexts.ts';
 import { getBalance, grantSandbox, topUp } from './credits.ts';
 import type { PrincipalDeps } from './deps.ts';
 import { createListing, publishArtifact, publishEdition, repriceListing, unlistListing } from './forwarding.ts';
@@ -20,6 +29,7 @@ import { purchase } from './purchase.ts';
 import { getPlan, setPlan } from './plans.ts';
 import { leaseRate } from './rate.ts';
 import { settle } from './settlement.ts';
+import { createSkill, deleteSkill, getSkill, listSkills, updateSkill } from './skills.ts';
 import { cancelForSeller, cancelSubscription, runCycle, subscribeListing } from './subscriptions.ts';
 
 export type { PrincipalDeps } from './deps.ts';
@@ -66,11 +76,18 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<'principal'
       'context.create': (state, req) => createContext(d, state, req),
       'context.update': (state, req) => updateContext(d, state, req),
       'context.delete': (state, req) => deleteContext(d, state, req),
+      'context.publish': (state, req) => publishContext(d, state, req),
+      'context.sync_edition': (state, req) => syncEdition(d, state, req),
+      'skill.list': (state, req) => listSkills(state, req),
+      'skill.get': (state, req) => getSkill(d, state, req),
+      'skill.create': (state, req) => createSkill(d, state, req),
+      'skill.update': (state, req) => updateSkill(d, state, req),
+      'skill.delete': (state, req) => deleteSkill(d, state, req),
     },
     toSnapshot,
     fromSnapshot,
     // 2: records carry their fact's sequence, not their reply. 3: subscriptions. 4: plan and daily quota counts.
-    // 5: approval requests. 6: context files.
-    snapshotVersion: 6,
+    // 5: approval requests. 6: context files. 7: skills.
+    snapshotVersion: 7,
   };
 }

@@ -4,6 +4,7 @@
 import type {
   ApprovalRecord,
   ContextRecord,
+  SkillRecord,
   MandateRecord,
   PlanName,
   SubscriptionRecord,
@@ -37,6 +38,14 @@ export interface HeldRequest {
 export interface HeldContext {
   record: ContextRecord;
   contentSeq: number;
+  /** The catalog artifact the file was published as, and the text (its SHA-256) of the artifact's newest edition. */
+  artifact?: { id: string; contentSha256: string };
+}
+
+/** A skill: its newest record, and the LEDGER sequence of the fact that saved each version (index version - 1). */
+export interface HeldSkill {
+  record: SkillRecord;
+  versionSeqs: number[];
 }
 
 export interface PrincipalState {
@@ -68,6 +77,8 @@ export interface PrincipalState {
   /** The principal's context files by id, oldest first (contexts.ts), and their slugs, each to its file's id (an index of `contexts`). */
   contexts: Map<string, HeldContext>;
   contextSlugs: Map<string, string>;
+  /** The principal's skills by id, oldest first (skills.ts). */
+  skills: Map<string, HeldSkill>;
   /** The plan an operator set (`plan_set`); null: the configured default. */
   plan: PlanName | null;
   /** The UTC day of the newest order held, and what that day held: the daily quotas' counts (contracts/plans.ts). */
@@ -89,6 +100,7 @@ export function initialState(principalId: string): PrincipalState {
     approvals: new Map(),
     contexts: new Map(),
     contextSlugs: new Map(),
+    skills: new Map(),
     idempotency: new Map(),
     evictedThroughSeq: 0,
     plan: null,
@@ -109,6 +121,7 @@ export function toSnapshot(s: PrincipalState): unknown {
     approvals: [...s.approvals],
     contexts: [...s.contexts],
     contextSlugs: undefined,
+    skills: [...s.skills],
     idempotency: [...s.idempotency],
   };
 }
@@ -116,9 +129,10 @@ export function toSnapshot(s: PrincipalState): unknown {
 export function fromSnapshot(data: unknown): PrincipalState {
   const s = data as Omit<
     PrincipalState,
-    'idempotency' | 'held' | 'subscriptions' | 'approvals' | 'contexts' | 'contextSlugs'
+    'idempotency' | 'held' | 'subscriptions' | 'approvals' | 'contexts' | 'contextSlugs' | 'skills'
   > & {
     contexts: [string, HeldContext][];
+    skills: [string, HeldSkill][];
     idempotency: [string, HotRecord][];
     held: [string, HeldOrder][];
     subscriptions: [string, SubscriptionRecord][];
@@ -132,6 +146,7 @@ export function fromSnapshot(data: unknown): PrincipalState {
     contexts: new Map(s.contexts),
     // Derived from the files, so not in the snapshot.
     contextSlugs: new Map(s.contexts.map(([id, c]) => [c.record.slug, id])),
+    skills: new Map(s.skills),
     idempotency: new Map(s.idempotency),
   };
 }

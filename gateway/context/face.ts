@@ -13,10 +13,13 @@ import {
   type Config,
   ContextCreateBody,
   ContextPatchBody,
-  type ContextView,
+  ContextPublishBody,
   credentialPrefixes,
   jsonValueProblem,
   type Names,
+  SkillCreateBody,
+  SkillExecuteBody,
+  SkillPatchBody,
 } from '../../contracts/index.ts';
 import type { GatewayBus } from '../bus.ts';
 import type { Exchange, Reply, TransportRefusal } from '../http/exchange.ts';
@@ -44,6 +47,14 @@ const routes: ContextRoute[] = [
   { method: 'GET', path: '/contexts/{id}', by: 'any', write: false },
   { method: 'PATCH', path: '/contexts/{id}', by: 'any', write: true },
   { method: 'DELETE', path: '/contexts/{id}', by: 'any', write: true },
+  { method: 'POST', path: '/contexts/{id}/publish', by: 'any', write: true },
+  { method: 'GET', path: '/skills', by: 'any', write: false },
+  { method: 'POST', path: '/skills', by: 'any', write: true },
+  { method: 'GET', path: '/skills/{id}', by: 'any', write: false },
+  { method: 'PATCH', path: '/skills/{id}', by: 'any', write: true },
+  { method: 'DELETE', path: '/skills/{id}', by: 'any', write: true },
+  // Running a skill changes nothing, but it may call a model: a write, so read-only tokens cannot spend on it.
+  { method: 'POST', path: '/skills/{id}/execute', by: 'any', write: true },
   { method: 'GET', path: '/api-keys', by: 'session', write: false },
   { method: 'POST', path: '/api-keys', by: 'session', write: true },
   { method: 'DELETE', path: '/api-keys/{id}', by: 'session', write: true },
@@ -84,6 +95,10 @@ interface ContextCaller {
 
 const createCheck = Compile(ContextCreateBody);
 const patchCheck = Compile(ContextPatchBody);
+const publishCheck = Compile(ContextPublishBody);
+const skillCreateCheck = Compile(SkillCreateBody);
+const skillPatchCheck = Compile(SkillPatchBody);
+const skillExecuteCheck = Compile(SkillExecuteBody);
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Default and largest page sizes of the two list envelopes. */
 const pageSizes = { web: 20, api: 50, max: 100 } as const;
@@ -246,8 +261,7 @@ export class ContextFace {
   ): Promise<Answer> {
     const query = new URLSearchParams(rawQuery);
     const id = params.id;
-    if (id !== undefined && !uuidPattern.test(id))
-      return fail(404, `no ${route.path.startsWith('/api-keys') ? 'API key' : 'context file'} has this id`);
+    if (id !== undefined && !uuidPattern.test(id)) return fail(404, `no ${resourceOf(route)} has this id`);
     const key = `${route.method} ${route.path}`;
     if (route.method !== 'GET' && route.method !== 'DELETE') {
       if (!/^application\/json\b/i.test(contentType)) return fail(400, 'send the body as application/json');
@@ -261,7 +275,7 @@ export class ContextFace {
     if (unknownQuery.length > 0) return fail(400, `unknown query parameter ${unknownQuery.join(', ')}`);
     switch (key) {
       case 'GET /contexts':
-        return this.list(base, query, who);
+        return this.list(base, 'contexts', query, who);
       case 'POST /contexts': {
         if (!createCheck.Check(body)) return fail(400, schemaProblem(createCheck, body));
         return this.actor('context.create', who, body, (v) => ({ status: 201, body: { data: v } }));
@@ -277,8 +291,36 @@ export class ContextFace {
         if (!patchCheck.Check(body)) return fail(400, schemaProblem(patchCheck, body));
         return this.actor('context.update', who, { id, patch: body }, (v) => ({ status: 200, body: { data: v } }));
       }
+      case 'POST /contexts/{id}/publish': {
+        if (!publishCheck.Check(body)) return fail(400, schemaProblem(publishCheck, body));
+        const r = await this.ask('context.publish', who, { id, publish: body });
+        return r.ok ? { status: r.status, body: { data: r.body }, headers: {} } : fromBus(r);
+      }
       case 'DELETE /contexts/{id}':
         return this.actor('context.delete', who, { id }, (v) => ({ status: 200, body: { data: v } }));
+      case 'GET /skills':
+        return this.list(base, 'skills', query, who);
+      case 'POST /skills': {
+        if (!skillCreateCheck.Check(body)) return fail(400, schemaProblem(skillCreateCheck, body));
+        return this.actor('skill.create', who, body, (v) => ({ status: 201, body: { data: v } }));
+      }
+      case 'GET /skills/{id}': {
+        const version = query.get('version');
+        if (version !== null && !/^[1-9]\d{0,8}$/.test(version))
+          return fail(400, 'version must be a whole number from 1');
+        const ask = { id, ...(version === null ? {} : { version: Number(version) }) };
+        return this.actor('skill.get', who, ask, (v) => ({ status: 200, body: { data: v } }));
+      }
+      case 'PATCH /skills/{id}': {
+        if (!skillPatchCheck.Check(body)) return fail(400, schemaProblem(skillPatchCheck, body));
+        return this.actor('skill.update', who, { id, patch: body }, (v) => ({ status: 200, body: { data: v } }));
+      }
+      case 'DELETE /skills/{id}':
+        return this.actor('skill.delete', who, { id }, (v) => ({ status: 200, body: { data: v } }));
+      case 'POST /skills/{id}/execute': {
+        if (!skillExecuteCheck.Check(body)) return fail(400, schemaProblem(skillExecuteCheck, body));
+        return this.execute(id!, body, who);
+      }
       case 'GET /api-keys': {
         const r = await this.oauth('oauth.apiKeyList', { principalId: who.principalId }, who.requestId);
         return r.ok ? { status: 200, body: { data: r.body }, headers: {} } : fromBus(r);
@@ -300,8 +342,13 @@ export class ContextFace {
     return fail(404, 'no such route in the context-file API');
   }
 
-  /** A list in the base form's envelope: `{data, meta}` paged by `page`, or `{contexts, pagination}` by `offset`. */
-  private async list(base: ContextBase, query: URLSearchParams, who: ContextCaller): Promise<Answer> {
+  /** A list in the base form's envelope: `{data, meta}` paged by `page`, or `{<what>, pagination}` by `offset`. */
+  private async list(
+    base: ContextBase,
+    what: 'contexts' | 'skills',
+    query: URLSearchParams,
+    who: ContextCaller,
+  ): Promise<Answer> {
     const limit = intParam(query, 'limit', base === 'web' ? pageSizes.web : pageSizes.api, 1, pageSizes.max);
     if (typeof limit === 'string') return fail(400, limit);
     let offset: number;
@@ -316,15 +363,36 @@ export class ContextFace {
       if (typeof o === 'string') return fail(400, o);
       offset = o;
     }
-    const r = await this.ask('context.list', who, { offset, limit });
+    const r = await this.ask(what === 'contexts' ? 'context.list' : 'skill.list', who, { offset, limit });
     if (!r.ok) return fromBus(r);
-    const { items, total } = r.body as { items: ContextView[]; total: number };
+    const { items, total } = r.body as { items: unknown[]; total: number };
     if (base === 'web') return { status: 200, body: { data: items, meta: { total, page, limit } }, headers: {} };
     return {
       status: 200,
-      body: { contexts: items, pagination: { total, limit, offset, hasMore: offset + items.length < total } },
+      body: { [what]: items, pagination: { total, limit, offset, hasMore: offset + items.length < total } },
       headers: {},
     };
+  }
+
+  /**
+   * Run a skill on the skills service. The answer may be larger than one NATS message (a skill brings up to 20
+   * files), so it comes in parts; the wait covers the execution's own time limit.
+   */
+  private async execute(id: string, body: SkillExecuteBody, who: ContextCaller): Promise<Answer> {
+    const { reply } = await this.d.bus.requestWire(
+      this.d.names.serviceSubject('skills'),
+      {
+        op: 'skill.execute',
+        requestId: who.requestId,
+        caller: ownerCaller(who.principalId),
+        params: {},
+        query: {},
+        body: { id, input: body.input, variables: body.variables ?? {}, version: body.version },
+      },
+      true,
+      this.d.config.skillTimeoutMs + this.d.config.requestTimeoutMs,
+    );
+    return reply.ok ? { status: 200, body: { data: reply.body }, headers: {} } : fromBus(reply);
   }
 
   private async actor(
@@ -346,7 +414,7 @@ export class ContextFace {
     return this.d.bus.request(subject, {
       op,
       requestId: who.requestId,
-      caller: { principalId: who.principalId, agentId: who.principalId, scopes: [], sandbox: false },
+      caller: ownerCaller(who.principalId),
       params: {},
       query: {},
       body,
@@ -364,6 +432,17 @@ export class ContextFace {
     });
   }
 }
+
+/** A principal acting on its own files and skills. */
+const ownerCaller = (principalId: string): Caller => ({
+  principalId,
+  agentId: principalId,
+  scopes: [],
+  sandbox: false,
+});
+
+const resourceOf = (route: ContextRoute) =>
+  route.path.startsWith('/api-keys') ? 'API key' : route.path.startsWith('/skills') ? 'skill' : 'context file';
 
 /** The rate-limit key of a principal calling as itself (actors/principal/rate.ts: principalOnly). */
 const rateCaller = (principalId: string): Caller => ({ principalId, agentId: '*', scopes: [], sandbox: false });
@@ -387,7 +466,8 @@ function fromBus(r: Extract<BusReply, { ok: false }>): Answer {
 }
 
 function allowedQuery(key: string, base: ContextBase): string[] {
-  if (key !== 'GET /contexts') return [];
+  if (key === 'GET /skills/{id}') return ['version'];
+  if (key !== 'GET /contexts' && key !== 'GET /skills') return [];
   return base === 'web' ? ['page', 'limit'] : ['offset', 'limit'];
 }
 
