@@ -7,6 +7,7 @@ export { McpEndpoint, type McpEndpointDeps } from './mcp/endpoint.ts';
 export { type McpSession, McpSessions, type McpSessionsBucket, type McpSessionsOptions } from './mcp/sessions.ts';
 export { type McpTool, toolsFromTable } from './mcp/tools.ts';
 export { openApiDocument } from './openapi.ts';
+export { contextOpenApiDocument } from './context/openapi.ts';
 export { type CallInput, type CallResult, Pipeline, requestHash } from './pipeline.ts';
 export { RateLimiter, type RateVerdict } from './rate-limiter.ts';
 export { RevokedSet } from './revocations.ts';

@@ -702,6 +702,11 @@ export const requirements = {
     behaviour:
       'On the account page (headless Chromium) a person issues an API key by name and sees it once; it works on {api_url}/v1; the page lists it by name, last four characters, issue and last use, never the key; revoking it there makes it 401 {error, message} at once. The page and the API route manage the same keys; a foreign form, a bad name or another person’s key id change nothing.',
   },
+  'CONTEXT-OPENAPI': {
+    source: 'docs/contexts.md: Routes',
+    behaviour:
+      "{web_url}/api/v1/openapi.json and {api_url}/v1/openapi.json serve, without a credential, an OpenAPI 3.1 document of every route with the base form's own list envelope and paging, which is what its lists answer.",
+  },
   'CONTEXT-PUBLISH': {
     source: 'docs/contexts.md: From context file to marketplace',
     behaviour:

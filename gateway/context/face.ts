@@ -28,48 +28,13 @@ import { compileRouter } from '../router.ts';
 import type { TokenVerifier } from '../tokens.ts';
 import { parseCookies } from '../web/http.ts';
 import { csrfCookie, sessionCookie } from '../web/session.ts';
+import { contextOpenApiDocument } from './openapi.ts';
+import { ApiKeyCreateBody, type ContextRoute, contextErrorNames, contextRoutes } from './routes.ts';
 
 /** Which base form a request came in on: it decides the list envelope (docs/contexts.md, Lists). */
 export type ContextBase = 'web' | 'api';
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-interface ContextRoute {
-  method: Method;
-  path: string;
-  /** Who may call it: any authenticated owner, or only a signed-in session (API keys are managed by people). */
-  by: 'any' | 'session';
-  write: boolean;
-}
-
-const routes: ContextRoute[] = [
-  { method: 'GET', path: '/contexts', by: 'any', write: false },
-  { method: 'POST', path: '/contexts', by: 'any', write: true },
-  { method: 'GET', path: '/contexts/{id}', by: 'any', write: false },
-  { method: 'PATCH', path: '/contexts/{id}', by: 'any', write: true },
-  { method: 'DELETE', path: '/contexts/{id}', by: 'any', write: true },
-  { method: 'POST', path: '/contexts/{id}/publish', by: 'any', write: true },
-  { method: 'GET', path: '/skills', by: 'any', write: false },
-  { method: 'POST', path: '/skills', by: 'any', write: true },
-  { method: 'GET', path: '/skills/{id}', by: 'any', write: false },
-  { method: 'PATCH', path: '/skills/{id}', by: 'any', write: true },
-  { method: 'DELETE', path: '/skills/{id}', by: 'any', write: true },
-  // Running a skill changes nothing, but it may call a model: a write, so read-only tokens cannot spend on it.
-  { method: 'POST', path: '/skills/{id}/execute', by: 'any', write: true },
-  { method: 'GET', path: '/api-keys', by: 'session', write: false },
-  { method: 'POST', path: '/api-keys', by: 'session', write: true },
-  { method: 'DELETE', path: '/api-keys/{id}', by: 'session', write: true },
-];
-
-/** The error names this API answers with, by status (the spec's list). */
-const errorNames = {
-  400: 'bad_request',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not_found',
-  429: 'rate_limited',
-  500: 'internal_error',
-} as const;
-type Status = keyof typeof errorNames;
+type Status = keyof typeof contextErrorNames;
 
 interface Answer {
   status: number;
@@ -79,7 +44,7 @@ interface Answer {
 
 const fail = (status: Status, message: string, headers: Record<string, string> = {}): Answer => ({
   status,
-  body: { error: errorNames[status], message },
+  body: { error: contextErrorNames[status], message },
   headers,
 });
 
@@ -99,6 +64,7 @@ const publishCheck = Compile(ContextPublishBody);
 const skillCreateCheck = Compile(SkillCreateBody);
 const skillPatchCheck = Compile(SkillPatchBody);
 const skillExecuteCheck = Compile(SkillExecuteBody);
+const apiKeyCreateCheck = Compile(ApiKeyCreateBody);
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Default and largest page sizes of the two list envelopes. */
 const pageSizes = { web: 20, api: 50, max: 100 } as const;
@@ -113,9 +79,17 @@ export interface ContextFaceDeps {
 }
 
 export class ContextFace {
-  private readonly match = compileRouter(routes);
+  private readonly match = compileRouter(contextRoutes);
 
-  constructor(private readonly d: ContextFaceDeps) {}
+  /** This API's OpenAPI document for each base form, served unauthenticated at `openapi.json`. */
+  private readonly documents: Record<ContextBase, string>;
+
+  constructor(private readonly d: ContextFaceDeps) {
+    this.documents = {
+      web: JSON.stringify(contextOpenApiDocument('web', `${d.config.webUrl}/api/v1`)),
+      api: JSON.stringify(contextOpenApiDocument('api', `${d.config.apiUrl}/v1`)),
+    };
+  }
 
   /** Serve one request whose path (after the base form's prefix) is `path`. */
   handle(x: Exchange, req: HttpRequest, base: ContextBase, path: string): void {
@@ -129,6 +103,10 @@ export class ContextFace {
     // On the gateway's own listener too, a refused body is this API's 400, not the agent API's 413.
     x.refusalWords = contextTransportRefusal;
     if (!x.admit()) return;
+    if (path === '/openapi.json' && (x.method === 'GET' || x.method === 'HEAD')) {
+      x.send(200, {}, 'application/json', this.documents[base]);
+      return;
+    }
     const run = (text: string | null) =>
       void this.answer(base, m, { rawQuery, cookies, authorization, csrfHeader, origin, contentType, text, x }).then(
         (a) => x.send(a.status, a.headers, 'application/json', JSON.stringify(a.body)),
@@ -326,11 +304,8 @@ export class ContextFace {
         return r.ok ? { status: 200, body: { data: r.body }, headers: {} } : fromBus(r);
       }
       case 'POST /api-keys': {
-        const name = (body as { name?: unknown } | null)?.name;
-        const extra = body && typeof body === 'object' ? Object.keys(body).filter((k) => k !== 'name') : [];
-        if (typeof name !== 'string' || name.length < 1 || name.length > 100 || extra.length > 0) {
-          return fail(400, 'send {"name": "<1 to 100 characters>"} and nothing else');
-        }
+        if (!apiKeyCreateCheck.Check(body)) return fail(400, schemaProblem(apiKeyCreateCheck, body));
+        const { name } = body;
         const r = await this.oauth('oauth.apiKeyCreate', { principalId: who.principalId, name }, who.requestId);
         return r.ok ? { status: 201, body: { data: r.body }, headers: {} } : fromBus(r);
       }

@@ -3,13 +3,27 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { openapiUrl, readmeUrl, renderOpenapi, renderReadme } from '../../cli/gen-docs.ts';
+import {
+  contextOpenapiUrls,
+  openapiUrl,
+  readmeUrl,
+  renderContextOpenapi,
+  renderOpenapi,
+  renderReadme,
+} from '../../cli/gen-docs.ts';
 import { requirements } from '../requirements.ts';
 
 test("[SPINE-CONFIG-DOCS] the README's configuration table and docs/openapi.json are current (npm run docs)", () => {
   const readme = readFileSync(readmeUrl, 'utf8');
   assert.equal(readme, renderReadme(readme));
   assert.equal(readFileSync(openapiUrl, 'utf8'), renderOpenapi());
+  for (const base of ['web', 'api'] as const) {
+    assert.equal(
+      readFileSync(contextOpenapiUrls[base], 'utf8'),
+      renderContextOpenapi(base),
+      `the ${base} context-file document`,
+    );
+  }
 });
 
 test('every requirement in test/requirements.ts is cited by a test', () => {
