@@ -57,6 +57,7 @@ import {
   McpSessions,
   type McpSessionsBucket,
   Pipeline,
+  admitAll,
   RateLimiter,
   RevokedSet,
   TokenVerifier,
@@ -406,7 +407,11 @@ export function wireGateway(o: {
   });
   const mcp = new McpEndpoint({ config, pipeline, bus, sessions, ops, log, nowMs });
   const web = new WebFace({ config, log, bus, names, pipeline });
-  const context = new ContextFace({ config, log, bus, names, verifier, limiter });
+  if (config.contextRateLimit === 'off') {
+    log.warn("ASSAY_CONTEXT_RATE_LIMIT=off: the context-file API admits every request, whatever the principal's plan");
+  }
+  const contextLimiter = config.contextRateLimit === 'on' ? limiter : admitAll;
+  const context = new ContextFace({ config, log, bus, names, verifier, limiter: contextLimiter });
   return new Gateway({
     config,
     log,

@@ -386,6 +386,15 @@ export const configKeys = {
     int(100, 60_000),
     'How long a gateway may spend rate-limit tokens it took from a principal actor before it asks again; unspent ones go back with its next request.',
   ),
+  contextRateLimit: key(
+    'ASSAY_CONTEXT_RATE_LIMIT',
+    'on' as 'on' | 'off',
+    (raw) => {
+      if (raw !== 'on' && raw !== 'off') throw new Error('must be on or off');
+      return raw;
+    },
+    "`off` stops enforcing the plans' hourly rate on the context-file API (no 429, no X-RateLimit headers), for measuring the limiter's cost (`npm run bench:contexts`); the gateway warns at start.",
+  ),
   mcpSseStreamsMax: key(
     'ASSAY_MCP_SSE_STREAMS_MAX',
     1000,

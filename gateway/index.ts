@@ -9,7 +9,7 @@ export { type McpTool, toolsFromTable } from './mcp/tools.ts';
 export { openApiDocument } from './openapi.ts';
 export { contextOpenApiDocument } from './context/openapi.ts';
 export { type CallInput, type CallResult, Pipeline, requestHash } from './pipeline.ts';
-export { RateLimiter, type RateVerdict } from './rate-limiter.ts';
+export { admitAll, RateLimiter, type RateTaker, type RateVerdict } from './rate-limiter.ts';
 export { RevokedSet } from './revocations.ts';
 export { compileRouter, type Route, type RouteMatch } from './router.ts';
 export { Gateway, type GatewayOptions } from './server.ts';

@@ -49,6 +49,15 @@ export interface RateLimiterDeps {
   log: Logger;
 }
 
+/** What spends a call's token: the limiter, or `admitAll` where an operator turned a limit off. */
+export type RateTaker = Pick<RateLimiter, 'take'>;
+
+/**
+ * Admits every call and says nothing of limits: the context-file API under ASSAY_CONTEXT_RATE_LIMIT=off, so a
+ * benchmark can measure the limiter against the same route without it.
+ */
+export const admitAll: RateTaker = { take: () => ({ ok: true, headers: {}, retryAfterS: 0 }) };
+
 /** The longest a gateway refuses on its own after a refusal before asking the actor again. */
 const askAgainAfterMs = 1000;
 /** How long a gateway lets calls through on its own when the principal's actor cannot be asked. */

@@ -697,6 +697,16 @@ export const requirements = {
     behaviour:
       "Every answer carries X-RateLimit-Limit, -Remaining and -Reset for the principal's hourly allowance; the 101st request in an hour on Free is 429 with Retry-After; an operator's plan change applies at once.",
   },
+  'CONTEXT-RATE-SHARED': {
+    source: 'docs/contexts.md: Rate limits',
+    behaviour:
+      "Two gateway processes spend one principal's hourly allowance together: alternating Free requests between them admit 100 in all (not 100 each), X-RateLimit-Remaining never rises on either, and after a change to Pro both admit again within a second.",
+  },
+  'CONTEXT-RATE-OFF': {
+    source: 'docs/contexts.md: Rate limits',
+    behaviour:
+      'A gateway with ASSAY_CONTEXT_RATE_LIMIT=off (for measuring the limiter) admits context-file requests without X-RateLimit headers, spends nothing of the allowance, and warns at start.',
+  },
   'CONTEXT-KEYS-PAGE': {
     source: 'docs/contexts.md: Authentication',
     behaviour:

@@ -23,7 +23,7 @@ import {
 } from '../../contracts/index.ts';
 import type { GatewayBus } from '../bus.ts';
 import type { Exchange, Reply, TransportRefusal } from '../http/exchange.ts';
-import type { RateLimiter } from '../rate-limiter.ts';
+import type { RateTaker } from '../rate-limiter.ts';
 import { compileRouter } from '../router.ts';
 import type { TokenVerifier } from '../tokens.ts';
 import { parseCookies } from '../web/http.ts';
@@ -75,7 +75,8 @@ export interface ContextFaceDeps {
   bus: GatewayBus;
   names: Names;
   verifier: TokenVerifier;
-  limiter: RateLimiter;
+  /** The shared limiter, or `admitAll` under ASSAY_CONTEXT_RATE_LIMIT=off. */
+  limiter: RateTaker;
 }
 
 export class ContextFace {

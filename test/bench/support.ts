@@ -190,6 +190,8 @@ export interface WrkResult {
   maxMs: number;
   non2xx: number;
   socketErrors: number;
+  /** Everything the script printed, for lines of its own beside RESULT. */
+  output: string;
 }
 
 /**
@@ -243,6 +245,7 @@ export async function wrk(o: {
     maxMs: max! / 1000,
     non2xx: non2xx!,
     socketErrors: errors!,
+    output: stdout,
   };
 }
 
