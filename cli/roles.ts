@@ -63,6 +63,7 @@ import {
   TokenVerifier,
   WebFace,
   ContextFace,
+  OkfExport,
 } from '../gateway/index.ts';
 import {
   connectNats,
@@ -412,6 +413,7 @@ export function wireGateway(o: {
   }
   const contextLimiter = config.contextRateLimit === 'on' ? limiter : admitAll;
   const context = new ContextFace({ config, log, bus, names, verifier, limiter: contextLimiter });
+  const okf = new OkfExport({ config, log, bus, names });
   return new Gateway({
     config,
     log,
@@ -421,6 +423,7 @@ export function wireGateway(o: {
     health: o.buckets.health,
     web,
     context,
+    okf,
     revoked,
     nowMs,
     operations: ops,

@@ -145,6 +145,22 @@ export {
   contextPreviewChars,
   slugOf,
 } from './context.ts';
+export {
+  OkfContext,
+  okfContextLine,
+  OkfEnd,
+  okfEndLine,
+  okfExportPath,
+  okfExportsPerGatewayMax,
+  OkfHeader,
+  okfHeaderLine,
+  OkfLine,
+  okfMediaType,
+  okfPageContentBytesMax,
+  type OkfPageHeadT,
+  okfPageRowsMax,
+  okfTag,
+} from './okf.ts';
 export * from './skill.ts';
 export type {
   ApprovalDecidedFact,

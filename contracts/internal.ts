@@ -6,6 +6,7 @@ import type { ActorKind, ServiceName } from './bus.ts';
 import { oauthMessages } from './oauth.ts';
 import { PlanName, RateClass } from './plans.ts';
 import * as C from './context.ts';
+import * as O from './okf.ts';
 import * as K from './skill.ts';
 import * as S from './schemas.ts';
 
@@ -571,6 +572,23 @@ export const internalOperations = [
     body: C.ContextIdCommand,
     reply: C.ContextView,
     summary: 'Another principal’s public context file, from the projection.',
+  }),
+  internal({
+    id: 'context.export_tag',
+    dispatch: { to: 'service', service: 'ledger' },
+    caller: false,
+    body: null,
+    reply: O.OkfTagReply,
+    summary:
+      'The OKF export’s tag: it changes whenever a public context file is added, changed, unpublished or deleted.',
+  }),
+  internal({
+    id: 'context.export_page',
+    dispatch: { to: 'service', service: 'ledger' },
+    caller: false,
+    body: O.OkfPageCommand,
+    summary:
+      'The next page of public context files after an id, as OKF lines behind a head line (raw bytes, in parts).',
   }),
   internal({
     id: 'skill.list',

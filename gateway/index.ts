@@ -16,3 +16,4 @@ export { Gateway, type GatewayOptions } from './server.ts';
 export { jwksOverBus, TokenVerifier, type TokenVerifierOptions } from './tokens.ts';
 export { WebFace, webRoutes } from './web/face.ts';
 export { ContextFace } from './context/face.ts';
+export { OkfExport } from './context/okf.ts';

@@ -8,6 +8,7 @@ import {
   assertOperationTable,
   type Config,
   type Operation,
+  okfExportPath,
   operations,
   schemas,
   transportStatus,
@@ -25,6 +26,7 @@ import { type BodyInput, bearerToken, type CallInput, type CallResult, type Pipe
 import type { RevokedSet } from './revocations.ts';
 import { compileRouter } from './router.ts';
 import { type ContextFace, contextTransportRefusal } from './context/face.ts';
+import type { OkfExport } from './context/okf.ts';
 import type { WebFace } from './web/face.ts';
 import { protectedResourceMetadata } from './web/oauth-routes.ts';
 
@@ -40,6 +42,8 @@ export interface GatewayOptions {
   web: WebFace;
   /** The context-file API: under /api/v1 here, and on its own listener (ASSAY_API_PORT) under /v1. */
   context: ContextFace;
+  /** `GET {web_url}/export/okf`: the public context files in the OKF format. */
+  okf: OkfExport;
   /** Revoked OAuth grants and tokens, loaded before the gateway listens. */
   revoked: RevokedSet;
   /** The clock a deprecated operation's Sunset date is compared with. */
@@ -157,6 +161,10 @@ export class Gateway {
     const path = req.getUrl();
     if (path === contextWebPrefix || path.startsWith(`${contextWebPrefix}/`)) {
       this.o.context.handle(x, req, 'web', path.slice(contextWebPrefix.length));
+      return;
+    }
+    if (path === okfExportPath) {
+      this.o.okf.handle(x, req);
       return;
     }
     const m = this.match(x.method, path);

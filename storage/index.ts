@@ -131,4 +131,5 @@ export {
   readableContextFiles,
   writeContextFiles,
 } from './context-files.ts';
+export { okfExportTag, okfPageBytes } from './okf-export.ts';
 export { type ApiKeyRow, apiKeysOf, insertApiKey, revokeApiKey, useApiKey } from './api-keys.ts';

@@ -692,6 +692,16 @@ export const requirements = {
     source: 'docs/contexts.md: Errors',
     behaviour: 'Wrong types, sizes, fields, text and bodies are 400 {error, message} and change nothing.',
   },
+  'CONTEXT-OKF': {
+    source: 'docs/contexts.md: The OKF export',
+    behaviour:
+      'GET {web_url}/export/okf, without authentication, holds exactly the public files of every account (never a private, unpublished or deleted one, nor an owner), each line valid against the OKF schema with a matching sha256; its ETag stays while nothing public changes and moves with every publish, update, unpublish and delete; If-None-Match answers 304 and HEAD the head.',
+  },
+  'CONTEXT-OKF-STREAM': {
+    source: 'docs/contexts.md: The OKF export',
+    behaviour:
+      "The export streams at the reader's pace: a paused reader pauses the page reads, one that leaves frees its slot, a gateway streams a bounded number at once (503 past it), a failure mid-stream closes the connection without the end line; 100,000 files stream through a real client while the serving process's peak RSS grows by far less than the export.",
+  },
   'CONTEXT-RATE': {
     source: 'docs/contexts.md: Rate limits',
     behaviour:

@@ -10,6 +10,9 @@ import {
   idempotencyRetentionMs,
   type LedgerPageT,
   type Names,
+  okfMediaType,
+  okfPageContentBytesMax,
+  okfPageRowsMax,
   okReply,
   pageLimits,
   type ServiceHandlers,
@@ -21,6 +24,8 @@ import {
   getOrder,
   getReport,
   lookupIdempotencyKeys,
+  okfExportTag,
+  okfPageBytes,
   publicContextFile,
   type OrderRow,
   ordersPage,
@@ -155,6 +160,15 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
   }
 
   return {
+    async 'context.export_tag'() {
+      return okReply(200, { tag: await okfExportTag(sql) });
+    },
+
+    async 'context.export_page'(req) {
+      const body = await okfPageBytes(sql, req.body.after, okfPageRowsMax, okfPageContentBytesMax);
+      return { ok: true, status: 200, body, mediaType: okfMediaType };
+    },
+
     async 'context.public_get'(req) {
       const row = await publicContextFile(sql, req.body.id);
       if (!row) return errorReply('not_found', 'no context file of yours, or public, has this id');

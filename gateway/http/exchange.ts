@@ -58,6 +58,8 @@ const upperMethods: Record<string, string> = {
 };
 
 const requestIdPattern = /^[A-Za-z0-9._-]{1,100}$/;
+/** The largest write `writePaced` hands uWS at once (the size of uWS's cork buffer). */
+const streamSliceBytes = 16 * 1024;
 /** Refuses bytes that are not UTF-8 (rather than replacing them), and keeps a byte order mark as sent. */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -186,10 +188,14 @@ export class Exchange implements BodyRead {
     this.send(status, headers, 'application/json', JSON.stringify(value), closeConnection);
   }
 
-  /** Start a streamed (chunked) response with its first chunk. The slot is given back: a stream is not in flight. */
-  startStream(status: number, headers: Record<string, string> | null, first: string): void {
+  /**
+   * Start a streamed (chunked) response with its first chunk. An open-ended stream (events) gives its slot back: it
+   * lasts as long as its client wants. A download that ends by itself (`holdSlot`) keeps it until it ends, so a
+   * graceful stop waits for it like for any other answer.
+   */
+  startStream(status: number, headers: Record<string, string> | null, first: string, holdSlot = false): void {
     if (this.closed) return;
-    this.releaseSlot();
+    if (!holdSlot) this.releaseSlot();
     this.res.cork(() => {
       this.writeHead(status, headers, null);
       this.res.write(first);
@@ -206,11 +212,37 @@ export class Exchange implements BodyRead {
     return written;
   }
 
+  /**
+   * Write a large chunk of a started stream at the pace the client reads it: slices of `streamSliceBytes`, and after
+   * a slice uWS could not send at once, the next waits until the socket is writable. Resolves true once all of it is
+   * handed over, false if the client went away. Why slices: uWS copies whatever a write cannot send into its own
+   * buffer, and with a writable handler set it sends that buffer only at the next write; a whole chunk written under
+   * backpressure would sit there in full (with the next on top), a slice is all it ever holds.
+   */
+  async writePaced(chunk: Uint8Array): Promise<boolean> {
+    for (let at = 0; at < chunk.byteLength; at += streamSliceBytes) {
+      if (this.closed) return false;
+      if (!this.write(chunk.subarray(at, at + streamSliceBytes))) await this.drained();
+    }
+    return !this.closed;
+  }
+
   /** End a started stream. */
   endStream(): void {
     if (this.closed) return;
     this.finish();
     this.res.cork(() => this.res.end());
+  }
+
+  /**
+   * End a started stream as failed: the connection closes without the last chunk, so the client sees the response
+   * cut short instead of complete.
+   */
+  abortStream(): void {
+    if (this.closed) return;
+    // uWS runs onAborted from close(); calling aborted() after it covers a response nobody watched yet.
+    this.res.close();
+    this.aborted();
   }
 
   /** Resolves when uWS can take more bytes for this response, or the client went away. */
