@@ -1,6 +1,7 @@
 // API keys of the context-file API on the account page: issued there (shown once), listed without the key, revoked
 // there, driven in headless Chromium against real services, with each key tried on {api_url}/v1 over real HTTP.
 import assert from 'node:assert/strict';
+import { contextCall } from '../support/context-api.ts';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, loopbackContext, screenshot } from '../support/browser.ts';
@@ -117,18 +118,12 @@ test('[CONTEXT-KEYS-PAGE] the page and the API route manage the same keys; a for
   assert.equal(listed.hint, key.slice(-4));
 
   // A key the API route issued is listed on the page, and revoked there.
-  const byApi = await fetch(`${sys.config.webUrl}/api/v1/api-keys`, {
-    method: 'POST',
-    headers: {
-      cookie: jar.header(),
-      origin: new URL(sys.baseUrl).origin,
-      'x-csrf-token': jar.csrf,
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({ name: 'from the API' }),
+  const byApi = await contextCall(sys.config.webUrl, `${sys.config.webUrl}/api/v1/api-keys`, 'POST', {
+    jar,
+    body: { name: 'from the API' },
   });
   assert.equal(byApi.status, 201);
-  const apiKey = ((await byApi.json()) as { data: { id: string; key: string } }).data;
+  const apiKey = byApi.body.data as { id: string; key: string };
   const page = await (await jar.get('/account')).text();
   assert.ok(page.includes('from the API') && page.includes(`/account/api-keys/${apiKey.id}/revoke`));
   assert.ok(!page.includes(apiKey.key));

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { plans } from '../../contracts/index.ts';
+import { type ContextReply, type ContextRequest, contextCall, issueApiKey } from '../support/context-api.ts';
 import { accountWithClient, approvedTokens, discover, type oauth, signUp, type WebJar } from '../support/oauth.ts';
 import { eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
 
@@ -13,45 +14,12 @@ let owner: { jar: WebJar; client: oauth.Client; principalId: string; apiKey: str
 let webBase: string;
 let apiBase: string;
 
-interface Reply {
-  status: number;
-  body: any;
-  headers: Headers;
-}
-
-async function send(
-  url: string,
-  method: string,
-  o: { bearer?: string; body?: unknown; raw?: string; jar?: WebJar; csrf?: string | null; contentType?: string } = {},
-): Promise<Reply> {
-  const headers: Record<string, string> = {};
-  if (o.bearer) headers.authorization = `Bearer ${o.bearer}`;
-  if (o.jar) {
-    headers.cookie = o.jar.header();
-    headers.origin = new URL(sys.baseUrl).origin;
-    if (o.csrf !== null) headers['x-csrf-token'] = o.csrf ?? o.jar.csrf;
-  }
-  if (o.body !== undefined || o.raw !== undefined) headers['content-type'] = o.contentType ?? 'application/json';
-  const res = await fetch(url, {
-    method,
-    headers,
-    body: o.raw ?? (o.body === undefined ? undefined : JSON.stringify(o.body)),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
-}
+const send = (url: string, method: string, o?: ContextRequest) => contextCall(sys.baseUrl, url, method, o);
 
 const web = (path: string) => `${webBase}${path}`;
 const api = (path: string) => `${apiBase}${path}`;
 
-/** An account's API key, issued by the API's own route with the signed-in session. */
-async function issueKey(jar: WebJar, name = 'server'): Promise<string> {
-  if (!jar.cookies.has('assay_csrf')) await jar.get('/signin');
-  const r = await send(web('/api-keys'), 'POST', { jar, body: { name } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  assert.match(r.body.data.key, /^asyk_/);
-  return r.body.data.key;
-}
+const issueKey = (jar: WebJar, name?: string) => issueApiKey(sys.config.webUrl, jar, name);
 
 async function principalOf(jar: WebJar): Promise<string> {
   const page = await (await jar.get('/account')).text();
@@ -289,7 +257,7 @@ test('[CONTEXT-RATE] every answer carries X-RateLimit-*; the 101st request in an
   assert.equal(set.code, 0, set.stderr);
   const hourly = plans.free.principal.context.burst;
   // Issuing the key above was this principal's first request of the hour: 99 remain.
-  let last: Reply | null = null;
+  let last: ContextReply | null = null;
   for (let i = 2; i <= hourly; i++) {
     // Alternate the base forms and the kinds of answer: every one counts and says so.
     const r =

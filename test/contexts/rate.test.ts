@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { plans } from '../../contracts/index.ts';
+import { issueApiKey } from '../support/context-api.ts';
 import { freePort } from '../support/env.ts';
 import { signUp, type WebJar } from '../support/oauth.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
@@ -36,22 +37,7 @@ after(async () => {
 });
 
 /** An API key issued by the API's own route with the signed-in session: itself one request of the hour. */
-async function issueKey(jar: WebJar): Promise<string> {
-  if (!jar.cookies.has('assay_csrf')) await jar.get('/signin');
-  const res = await fetch(`${sys.config.webUrl}/api/v1/api-keys`, {
-    method: 'POST',
-    headers: {
-      cookie: jar.header(),
-      origin: new URL(sys.baseUrl).origin,
-      'x-csrf-token': jar.csrf,
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({ name: 'server' }),
-  });
-  const body = (await res.json()) as { data: { key: string } };
-  assert.equal(res.status, 201, JSON.stringify(body));
-  return body.data.key;
-}
+const issueKey = (jar: WebJar) => issueApiKey(sys.config.webUrl, jar);
 
 async function principalOf(jar: WebJar): Promise<string> {
   const page = await (await jar.get('/account')).text();
