@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { type ContextRequest, contextCall, issueApiKey } from '../support/context-api.ts';
 import { accountWithClient, approvedTokens, discover, type oauth, type WebJar } from '../support/oauth.ts';
 import { type OpenAIServer, startOpenAIServer } from '../support/openai-server.ts';
-import { eventually, startSystem, type TestSystem } from '../support/system.ts';
+import { eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
 
 const skillTimeoutMs = 1500;
 let sys: TestSystem;
@@ -246,13 +246,27 @@ test('[SKILL-MODEL] the model executor sends the rendered messages to the config
   assert.match(stalled.body.message, new RegExp(`within ${skillTimeoutMs} ms`));
   assert.ok(tookMs >= skillTimeoutMs - 100 && tookMs < skillTimeoutMs + 5000, `answered after ${tookMs} ms`);
 
-  // An execution is a request like any other: it spends one from the hourly allowance.
-  const before = Number((await api('/skills', 'GET', { bearer: owner.key })).headers.get('x-ratelimit-remaining'));
-  const spent = await api(`/skills/${skill.id}/execute`, 'POST', {
-    bearer: owner.key,
-    body: { input: 'x', variables: { who: 'Ada' } },
+  // An execution is a request like any other: on Free, issuing the key and creating the skill leave 98 of the
+  // hour's 100, so the 98th run is the last one admitted, and the next is refused before anything runs.
+  const { jar } = await accountWithClient(as, sys.baseUrl, 'free-runner@example.com');
+  const principalId = /<code>([0-9a-f-]{36})<\/code>/.exec(await (await jar.get('/account')).text())![1]!;
+  assert.equal((await runCli(sys, ['plan', 'set', principalId, 'free'])).code, 0);
+  const freeKey = await issueApiKey(sys.config.webUrl, jar);
+  const cheap = (await api('/skills', 'POST', { bearer: freeKey, body: { name: 'Echo', template: 'Say {{x}}.' } })).body
+    .data;
+  for (let i = 1; i <= 98; i++) {
+    const r = await api(`/skills/${cheap.id}/execute`, 'POST', {
+      bearer: freeKey,
+      body: { input: '', variables: { x: 'hi' } },
+    });
+    assert.equal(r.status, 200, `run ${i}: ${JSON.stringify(r.body)}`);
+  }
+  const over = await api(`/skills/${cheap.id}/execute`, 'POST', {
+    bearer: freeKey,
+    body: { input: '', variables: { x: 'hi' } },
   });
-  assert.equal(Number(spent.headers.get('x-ratelimit-remaining')), before - 1);
+  assert.equal(over.status, 429);
+  assert.ok(Number(over.headers.get('retry-after')) > 0);
 
   // Running may call a model, so it needs write:context; read:context alone is 403.
   const readOnly = (await approvedTokens(as, owner.jar, owner.client, { scope: 'read:context' })).access_token;
