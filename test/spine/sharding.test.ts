@@ -54,7 +54,7 @@ const pidOf = (hostId: string) => Number(hostId.split('-').at(-2));
 const principalShard = (principalId: string) =>
   Number(sys.names.actorSubject('principal', principalId).split('.').at(-2));
 
-test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled top-up, only 201 or 503', async () => {
+test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled top-up, only 201 or 503 (or 429 to an agent past its rate)', async () => {
   const env = { ...sys.env };
   hosts.push(await startRoleProcess('actors', env, 'actor host serving'));
   hosts.push(await startRoleProcess('actors', env, 'actor host serving'));
@@ -113,6 +113,10 @@ test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled t
           assert.equal(r.body.code, 'unavailable');
           assert.equal(r.body.retryable, true);
           unresolved.set(key, { agent, credits });
+        } else if (r.status === 429) {
+          // An agent that outruns its plan's top-up rate is refused, which applies nothing: back off as told.
+          assert.equal(r.body.code, 'rate_limited');
+          await new Promise((resolve) => setTimeout(resolve, Number(r.headers.get('retry-after') ?? '1') * 1000));
         } else assert.fail(`unexpected ${r.status} ${JSON.stringify(r.body)}`);
         // Replay a used key now and then: it must replay, never apply again.
         if (i % 7 === 3 && accepted.has(key)) {
