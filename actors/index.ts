@@ -7,6 +7,8 @@ export { eventRows, eventsOf } from './ledger/events.ts';
 export { principalFactRows, principalFactsOf } from './ledger/projection.ts';
 export { ledgerService } from './ledger/service.ts';
 export { skillsService } from './skills/service.ts';
+export { runWebhookDelivery, senderOptionsOf } from './webhooks/delivery.ts';
+export { webhooksService } from './webhooks/service.ts';
 export { principalBehaviour } from './principal/principal.ts';
 export { type IdempotencyIndex, IdempotencyIndexClient } from './principal/idempotency-index.ts';
 export { QuoteCache, type Quotes } from './principal/quotes.ts';

@@ -26,6 +26,9 @@ import {
   PgVerdictCache,
   ledgerService,
   skillsService,
+  runWebhookDelivery,
+  senderOptionsOf,
+  webhooksService,
   eventsOf,
   principalFactsOf,
   principalBehaviour,
@@ -197,6 +200,7 @@ export async function startRoles(
       serveService(nc, names, 'delivery', await deliveryService({ ...deps, log }), log),
       serveService(nc, names, 'oauth', oauthService({ ...deps, revoked: buckets.revoked, log }), log),
       serveService(nc, names, 'skills', await skillsService({ ...deps, log }), log),
+      serveService(nc, names, 'webhooks', webhooksService({ sql, sender: senderOptionsOf(config) }), log),
     ];
     // Jobs that run once per deployment: the worker holding a job's lease runs it, another takes over on failure.
     const singleton = (name: string, run: (signal: AbortSignal) => Promise<void>) =>
@@ -219,7 +223,8 @@ export async function startRoles(
         runProjection(nc, sql, principalFactsOf(names, config), projector, signal),
       ),
       // The events store is its own projection of the same stream, off the purchase path: it lags, never slows it.
-      await singleton('events_projector', (signal) => runProjection(nc, sql, eventsOf(names), projector, signal)),
+      // After each commit it tells gateways whose events it wrote (notifications of the MCP resource assay://events).
+      await singleton('events_projector', (signal) => runProjection(nc, sql, eventsOf(names, nc), projector, signal)),
       await singleton('settlement_sweeper', (signal) => runSettlementSweeper(settlementDeps, signal)),
     ];
     // Every worker verifies: the VERIFY work queue hands each edition to one of them.
@@ -258,6 +263,13 @@ export async function startRoles(
       },
       scheduling.signal,
     );
+    // Every worker delivers webhooks: claims in PostgreSQL split the due deliveries between them.
+    // Its own connections: a burst of deliveries must not queue the projectors and services behind it.
+    const webhookSql = openPool(config.databaseUrl, 8);
+    const webhookDelivery = runWebhookDelivery(
+      { nc, sql: webhookSql, names, config, clock: options.clock ?? systemClock, log },
+      scheduling.signal,
+    );
     const corpusLoading = new AbortController();
     const corpus = loadSandboxCorpus(
       { nc, sql, names, log, nowIso: systemClock.nowIso },
@@ -273,6 +285,8 @@ export async function startRoles(
       scheduling.abort();
       await scheduler;
       await approvalSweep;
+      await webhookDelivery;
+      await webhookSql.end();
       verifying.abort();
       await verifier;
       await judges.close();
@@ -280,7 +294,7 @@ export async function startRoles(
       for (const job of jobs) await job.stop();
     });
     log.info(
-      'workers serving (auth, sandbox, ledger, catalog, delivery, oauth, verifier, subscription scheduler, approval sweep, projectors, outbox relay)',
+      'workers serving (auth, sandbox, ledger, catalog, delivery, oauth, verifier, subscription scheduler, approval sweep, webhook delivery, projectors, outbox relay)',
     );
   }
 

@@ -11,7 +11,7 @@ export const actorKinds = {
 } as const;
 export type ActorKind = keyof typeof actorKinds;
 
-export type ServiceName = 'sandbox' | 'auth' | 'ledger' | 'catalog' | 'delivery' | 'oauth' | 'skills';
+export type ServiceName = 'sandbox' | 'auth' | 'ledger' | 'catalog' | 'delivery' | 'oauth' | 'skills' | 'webhooks';
 
 /** FNV-1a over the id's UTF-16 code units: stable across processes, languages and restarts. */
 export function shardOf(actorId: string, shardCount: number): number {
@@ -60,6 +60,14 @@ export function names(namespace: string) {
       artifact: (artifactId: string) => `${ns}.notice.artifact.${artifactId}`,
       anyArtifact: `${ns}.notice.artifact.*`,
       errata: `${ns}.notice.errata`,
+      /**
+       * The events projection committed new events for this principal (docs/mcp.md, Events as a resource): gateways
+       * holding an MCP event stream subscribed to `assay://events` listen. A lost notice delays nothing a poll sees.
+       */
+      events: (principalId: string) => `${ns}.notice.events.${principalId}`,
+      /** An MCP session's resource subscriptions changed (payload: its KV revision and URIs); every gateway listens. */
+      mcpSession: (principalId: string, sessionId: string) => `${ns}.notice.mcp_session.${principalId}.${sessionId}`,
+      anyMcpSession: `${ns}.notice.mcp_session.*.*`,
     },
 
     buckets: {

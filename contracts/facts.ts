@@ -4,6 +4,7 @@
 import type { ApprovalRecord, ListingState, MandateRecord, SubscriptionRecord } from './internal.ts';
 import type { ContextRecord } from './context.ts';
 import type { SkillRecord } from './skill.ts';
+import type { WebhookRecord } from './webhook.ts';
 import type { PlanName } from './plans.ts';
 
 /**
@@ -190,6 +191,22 @@ export interface ContextArtifactSyncedFact extends FactBase {
   contentSha256: string;
 }
 
+/**
+ * A webhook registered or changed: by its owner (created, updated, its secret rotated) or by delivery that kept
+ * failing (disabled, which is also the owner's `webhook.disabled` event).
+ */
+export interface WebhookSavedFact extends FactBase {
+  type: 'webhook_saved';
+  change: 'created' | 'updated' | 'rotated' | 'disabled';
+  webhook: WebhookRecord;
+}
+
+/** A webhook deleted by its owner: the record as it was. */
+export interface WebhookDeletedFact extends FactBase {
+  type: 'webhook_deleted';
+  webhook: WebhookRecord;
+}
+
 /** A skill created or changed by its owner: a new version, with the template's text. */
 export interface SkillSavedFact extends FactBase {
   type: 'skill_saved';
@@ -220,6 +237,8 @@ export type LedgerFact =
   | ContextDeletedFact
   | ContextArtifactSyncedFact
   | SkillSavedFact
+  | WebhookSavedFact
+  | WebhookDeletedFact
   | SkillDeletedFact;
 
 interface ListingFactBase {

@@ -162,6 +162,7 @@ export {
   okfTag,
 } from './okf.ts';
 export * from './skill.ts';
+export * from './webhook.ts';
 export type {
   ApprovalDecidedFact,
   ApprovalRequestedFact,
@@ -170,6 +171,8 @@ export type {
   ContextDeletedFact,
   SkillDeletedFact,
   SkillSavedFact,
+  WebhookDeletedFact,
+  WebhookSavedFact,
   ContextSavedFact,
   CreditedFact,
   EscrowHeldFact,

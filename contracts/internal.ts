@@ -8,6 +8,7 @@ import { PlanName, RateClass } from './plans.ts';
 import * as C from './context.ts';
 import * as O from './okf.ts';
 import * as K from './skill.ts';
+import * as W from './webhook.ts';
 import * as S from './schemas.ts';
 
 export interface InternalOperation {
@@ -16,6 +17,11 @@ export interface InternalOperation {
   /** Whether the request carries the caller it acts for (forwarded seller commands) or none (system commands). */
   caller: boolean;
   body: TSchema | null;
+  /**
+   * The query, for an internal operation the gateway's pipeline dispatches in place of a table row's own
+   * (`CallInput.dispatchAs`): the pipeline has validated it against that row's query schema.
+   */
+  query?: TSchema;
   /** The reply body, where a caller reads it. */
   reply: TSchema | null;
   /** Internal operations are always built; the field lets handler registries treat both tables alike. */
@@ -341,6 +347,16 @@ export const internalOperations = [
     summary: 'Find idempotency keys actors no longer keep in memory (batched per actor host).',
   }),
   internal({
+    id: 'events.latest',
+    dispatch: { to: 'service', service: 'ledger' },
+    caller: true,
+    body: null,
+    query: Type.Omit(S.EventQuery, ['cursor']),
+    reply: S.EventPage,
+    summary:
+      "The caller's newest events, oldest first, and a cursor after them: GET /v1/events' scope and rules, dispatched in its place (the MCP resource assay://events).",
+  }),
+  internal({
     id: 'auth.token_jwks',
     dispatch: { to: 'service', service: 'auth' },
     caller: false,
@@ -637,6 +653,86 @@ export const internalOperations = [
     body: K.SkillExecuteCommand,
     reply: K.SkillExecution,
     summary: 'Run one of the caller’s skills: variables substituted, context files resolved, the executor asked.',
+  }),
+  internal({
+    id: 'webhook.list',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: W.WebhookListCommand,
+    reply: W.WebhookListReply,
+    summary: "The caller's webhooks, newest first, without secrets.",
+  }),
+  internal({
+    id: 'webhook.get',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: W.WebhookIdCommand,
+    reply: W.WebhookView,
+    summary: 'One of the caller’s webhooks, without its secret.',
+  }),
+  internal({
+    id: 'webhook.create',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: W.WebhookCreateBody,
+    reply: W.WebhookView,
+    summary: 'Register a webhook once the webhooks service has checked its URL; the secret is in this answer only.',
+  }),
+  internal({
+    id: 'webhook.update',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: W.WebhookPatchCommand,
+    reply: W.WebhookView,
+    summary: 'Change a webhook (a new URL is checked first); is_active true re-enables it.',
+  }),
+  internal({
+    id: 'webhook.rotate',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: W.WebhookIdCommand,
+    reply: W.WebhookView,
+    summary: 'A new signing secret; the previous one signs beside it for the overlap.',
+  }),
+  internal({
+    id: 'webhook.delete',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: W.WebhookIdCommand,
+    reply: W.WebhookView,
+    summary: 'Delete one of the caller’s webhooks; its pending deliveries are cancelled.',
+  }),
+  internal({
+    id: 'webhook.disable',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: W.WebhookDisableCommand,
+    reply: W.WebhookView,
+    summary: 'Disable a webhook whose deliveries kept failing (from a delivery worker): a webhook.disabled event.',
+  }),
+  internal({
+    id: 'webhook.check_url',
+    dispatch: { to: 'service', service: 'webhooks' },
+    caller: true,
+    body: Type.Object({ url: Type.String() }),
+    reply: Type.Object({ url: Type.String() }),
+    summary: 'Whether a URL may be delivered to: HTTPS, and a host whose every address is public (docs/webhooks.md).',
+  }),
+  internal({
+    id: 'webhook.redeliver',
+    dispatch: { to: 'service', service: 'webhooks' },
+    caller: true,
+    body: Type.Object({ eventId: Type.String() }),
+    reply: S.Redelivered,
+    summary: 'Re-arm one of the caller’s events for its active webhooks (the principal actor records the call).',
+  }),
+  internal({
+    id: 'webhook.attempts',
+    dispatch: { to: 'service', service: 'webhooks' },
+    caller: true,
+    body: W.WebhookAttemptsCommand,
+    reply: W.WebhookAttemptsReply,
+    summary: 'The newest delivery attempts of one of the caller’s webhooks.',
   }),
   internal({
     id: 'approval.expire',

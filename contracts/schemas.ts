@@ -458,6 +458,7 @@ export const EventType = Type.Union([
   Type.Literal('context.deleted'),
   Type.Literal('context.published'),
   Type.Literal('context.unpublished'),
+  Type.Literal('webhook.disabled'),
 ]);
 export const OutboxEvent = Type.Object({
   id: Type.String({ description: 'Stable event id; receivers deduplicate by it.' }),

@@ -14,6 +14,7 @@ import {
   errorBody,
   errorTable,
   etagMatches,
+  type InternalOpId,
   jsonValueProblem,
   type Names,
   type Operation,
@@ -43,6 +44,12 @@ export interface CallInput {
   head?: boolean;
   requestId: string;
   clientAddress: string;
+  /**
+   * The bus operation to dispatch instead of the row's own: a variant of the row that another face offers, run with
+   * the row's scope, rate limit and validation, so both answer under the same rules (the MCP resource assay://events
+   * reads the newest events under GET /v1/events' row). It must be served where the row is dispatched.
+   */
+  dispatchAs?: InternalOpId;
   /**
    * A part of the request the transport could not decode into text (a path parameter's percent-encoding, a
    * header's bytes): refused with validation_failed at the validation step.
@@ -210,7 +217,7 @@ export class Pipeline {
     const { reply, bodyBytes } = await this.d.bus.requestWire(
       subject,
       {
-        op: op.id,
+        op: input.dispatchAs ?? op.id,
         requestId: input.requestId,
         caller,
         params: input.params,

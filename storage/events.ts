@@ -4,6 +4,7 @@
 import type { LedgerFact, Names } from '../contracts/index.ts';
 import { jsonRows, type Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';
+import { fanOutDeliveries, type WebhookRow, writeWebhooks } from './webhooks.ts';
 
 /** One event, as derived from its fact; the store adds the principal's sequence. */
 export interface EventInsertRow {
@@ -28,15 +29,32 @@ export interface EventRow {
 
 export type DeriveEvents = (batch: { seq: number; fact: LedgerFact }[]) => EventInsertRow[];
 
-export function eventsProjection(n: Names, derive: DeriveEvents): Projection<LedgerFact> {
+export type DeriveWebhooks = (batch: { seq: number; fact: LedgerFact }[]) => WebhookRow[];
+
+/**
+ * Events, and the webhooks they are delivered to: registrations are written first, so each event of the batch is
+ * routed by the registrations as they stood when it was made, and its deliveries are written with it.
+ */
+export function eventsProjection(
+  n: Names,
+  derive: DeriveEvents,
+  deriveWebhooks: DeriveWebhooks,
+): Projection<LedgerFact> {
   return {
     checkpoint: `events:${n.streams.ledger.name}`,
     stream: n.streams.ledger.name,
     async apply(tx, batch) {
-      await insertEvents(tx, derive(batch));
+      await writeWebhooks(tx, deriveWebhooks(batch));
+      const rows = derive(batch);
+      await insertEvents(tx, rows);
+      await fanOutDeliveries(
+        tx,
+        rows.map((r) => r.id),
+      );
     },
     async truncate(tx) {
-      await tx`TRUNCATE events, event_heads`;
+      // Deliveries and their attempts stay: a rebuilt event keeps its id, so its delivery history still applies.
+      await tx`TRUNCATE events, event_heads, webhooks`;
     },
   };
 }
@@ -84,6 +102,22 @@ export async function eventsPage(
     WHERE principal_id = ${q.principalId} AND seq > ${q.afterSeq}
       ${q.type === undefined ? sql`` : sql`AND type = ${q.type}`}
     ORDER BY seq LIMIT ${q.limit}`;
+}
+
+/**
+ * A principal's newest events, optionally of one type, returned oldest first like every page: read backwards by the
+ * same index as a page, so it costs the events returned whatever the principal's history.
+ */
+export async function latestEvents(
+  sql: Sql,
+  q: { principalId: string; type: string | undefined; limit: number },
+): Promise<EventRow[]> {
+  const rows = await sql<EventRow[]>`
+    SELECT seq, id, type, data, source_seq, created_at FROM events
+    WHERE principal_id = ${q.principalId}
+      ${q.type === undefined ? sql`` : sql`AND type = ${q.type}`}
+    ORDER BY seq DESC LIMIT ${q.limit}`;
+  return rows.reverse();
 }
 
 /**

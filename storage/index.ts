@@ -17,6 +17,7 @@ export {
   eventSeqThroughSource,
   eventsPage,
   eventsProjection,
+  latestEvents,
 } from './events.ts';
 
 export { type HealthAlerts, healthAlerts } from './health.ts';
@@ -133,3 +134,15 @@ export {
 } from './context-files.ts';
 export { okfExportTag, okfPageBytes } from './okf-export.ts';
 export { type ApiKeyRow, apiKeysOf, insertApiKey, revokeApiKey, useApiKey } from './api-keys.ts';
+export {
+  type AttemptRow,
+  type AttemptResult,
+  claimDueDeliveries,
+  type DueDelivery,
+  rearmEvent,
+  recordAttempt,
+  startDisabling,
+  stopDisabling,
+  type WebhookRow,
+  webhookAttempts,
+} from './webhooks.ts';

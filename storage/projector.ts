@@ -26,6 +26,11 @@ export interface Projection<F> {
   apply(tx: Sql, batch: { seq: number; fact: F }[]): Promise<void>;
   /** Remove everything the projection wrote (for a rebuild), inside the rebuild's transaction. */
   truncate(tx: Sql): Promise<void>;
+  /**
+   * Called with a batch once its transaction has committed (never for a batch rolled back), to tell others what it
+   * wrote; must not throw. A crash right after the commit skips it: what it sends must be something one may lose.
+   */
+  committed?(batch: { seq: number; fact: F }[]): void;
 }
 
 class CheckpointMoved extends Error {}
@@ -213,6 +218,7 @@ async function commitBatch<F>(sql: Sql, p: Projection<F>, batch: Read<F>[], expe
     const [, , m] = await Promise.all([unflushed, applied, moved]);
     if (m.count !== 1) throw new CheckpointMoved();
   });
+  p.committed?.(batch as { seq: number; fact: F }[]);
 }
 
 /** Set one fact aside with its error and move the checkpoint past it, in one transaction; then say so loudly. */

@@ -752,6 +752,56 @@ export const requirements = {
     behaviour:
       'Bad skill bodies (types, sizes, fields, unknown executors, bad or repeated context ids) are 400 and create nothing.',
   },
+  'WEBHOOK-SSRF': {
+    source: 'docs/webhooks.md: The URL rule',
+    behaviour:
+      'A webhook URL must be https with a host and no user name or password; its host is resolved at registration and at every delivery, and it is refused when any address is loopback, private, link-local (the cloud metadata addresses), CGNAT, multicast, unspecified, broadcast, reserved or documentation, IPv6 unique-local or site-local, an IPv4-mapped, NAT64, 6to4 or Teredo form, or otherwise not public unicast; test mode allows 127.0.0.0/8 and ::1 and nothing else.',
+  },
+  'WEBHOOK-SEND': {
+    source: 'docs/webhooks.md: Delivery',
+    behaviour:
+      "A delivery POSTs to the address that was checked (one lookup, SNI and Host the URL's host, certificate verified against that name), follows no redirect, counts only a 2xx as delivered, ends the whole attempt at the timeout and reads at most the response cap, and never throws.",
+  },
+  'WEBHOOK-REGISTER': {
+    source: 'docs/webhooks.md: Registrations',
+    behaviour:
+      "POST /webhooks refuses non-https URLs, private, metadata and mapped addresses and unknown event names with 400, registering nothing; the secret is shown at creation only and a rotation keeps the old one signing for 24 hours; another principal's webhook is 404 on every route.",
+  },
+  'WEBHOOK-DELIVERY': {
+    source: 'docs/webhooks.md: Delivery',
+    behaviour:
+      'Each event of a subscribed type made after registration is delivered once as {id, type, created_at, data}, signed with X-Webhook-Signature (hex HMAC-SHA256 of the body) and the Standard Webhooks headers; a tampered body fails the check; attempts are visible to the owner.',
+  },
+  'WEBHOOK-RETRY': {
+    source: 'docs/webhooks.md: Delivery',
+    behaviour:
+      'A failed attempt is retried with waits that grow, up to 5 retries, and nothing is sent after a 2xx; a receiver slower than the timeout fails the attempt.',
+  },
+  'WEBHOOK-DISABLE': {
+    source: 'docs/webhooks.md: Disabling',
+    behaviour:
+      'After the configured number of consecutive events fail every one of their 1 + 5 attempts the webhook is disabled, its owner gets a webhook.disabled event, nothing is sent while disabled, and re-enabling delivers the next events.',
+  },
+  'WEBHOOK-REDELIVER': {
+    source: 'docs/webhooks.md: Redelivery',
+    behaviour:
+      "POST /v1/events/{id}/redeliver re-arms one event for the caller's active webhooks, which receive it again with the same id; a replayed Idempotency-Key answers again without re-arming; another principal's event is 404.",
+  },
+  'WEBHOOK-KILL': {
+    source: 'docs/webhooks.md: Delivery',
+    behaviour:
+      'A worker killed with SIGKILL between attempts loses nothing: after a restart the retries resume from their due times, and nothing is sent after the 2xx.',
+  },
+  'WEBHOOK-LOAD': {
+    source: 'docs/webhooks.md: Delivery',
+    behaviour:
+      '10,000 events to 20 receivers, four of them slow, all reach their receiver, none again after its 2xx was recorded (a repeat only follows a failed attempt), and the fast receivers are done before the slow ones.',
+  },
+  'MCP-EVENTS-RESOURCE': {
+    source: 'docs/mcp.md: Events as a resource',
+    behaviour:
+      "assay://events is listed, read as GET /v1/events shows the caller's events (never another principal's), and subscribed to: new events of the principal send notifications/resources/updated on the session's event stream, whichever gateway holds it; none after unsubscribe.",
+  },
   'SUBS-CYCLES': {
     source: 'docs/subscriptions.md: Cycles',
     behaviour:

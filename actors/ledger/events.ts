@@ -5,6 +5,7 @@
 // change of a context file is one `context.*` event with the spec's payload.
 // Rows depend only on their facts, so a rebuild by replay writes identical ids, sequences and data. An event's id is
 // `evt_<fact id>`; a fact's further events are `evt_<fact id>.<n>`.
+import type { NatsConnection } from '@nats-io/nats-core';
 import type { Static } from 'typebox';
 import type {
   ApprovalRecord,
@@ -23,6 +24,7 @@ import {
   type Projection,
   projectionCheckpoint,
   type Sql,
+  type WebhookRow,
 } from '../../storage/index.ts';
 import { decodeNumberCursor, encodeCursor } from '../shared/cursor.ts';
 
@@ -93,6 +95,16 @@ export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInse
       case 'subscription_changed':
         subscriptionEvents(f, add);
         break;
+      case 'webhook_saved':
+        // Delivery that kept failing disabled it: the owner is told (by its other webhooks too, and the account page).
+        if (f.change === 'disabled') {
+          const w = f.webhook;
+          add(f.principalId, 'webhook.disabled', {
+            webhook: { id: w.id, name: w.name, url: w.url, reason: w.disabledReason },
+          });
+        }
+        break;
+      case 'webhook_deleted':
       case 'call_recorded':
       case 'mandate_set':
       case 'mandate_revoked':
@@ -185,9 +197,32 @@ function subscriptionEvents(
   if (s.sellerPrincipalId !== f.principalId) add(s.sellerPrincipalId, 'subscription.state_changed', data);
 }
 
-/** The events projection: one definition for the projector, rebuilds and the read side's checkpoint. */
-export function eventsOf(names: Names) {
-  return eventsProjection(names, eventRows);
+/**
+ * The events projection: one definition for the projector, rebuilds and the read side's checkpoint. Given `nc` (the
+ * live projector), each committed batch publishes `<ns>.notice.events.<principalId>` once for every principal it gave
+ * new events, which gateways turn into MCP resource notifications (docs/mcp.md); rebuilds and readers pass none.
+ */
+export function eventsOf(names: Names, nc?: NatsConnection): Projection<LedgerFact> {
+  if (!nc) return eventsProjection(names, eventRows, webhookRows);
+  // Whose events each batch made, noted as the batch is derived inside its transaction and told once it commits.
+  const principals = new WeakMap<object, Set<string>>();
+  const derive = (batch: { seq: number; fact: LedgerFact }[]) => {
+    const rows = eventRows(batch);
+    if (rows.length > 0) principals.set(batch, new Set(rows.map((r) => r.principal_id)));
+    return rows;
+  };
+  return {
+    ...eventsProjection(names, derive, webhookRows),
+    committed(batch) {
+      for (const principalId of principals.get(batch) ?? []) {
+        try {
+          nc.publish(names.notices.events(principalId));
+        } catch {
+          // A closed connection: the notice is lost, which only delays a notification (polling sees the events).
+        }
+      }
+    },
+  };
 }
 
 /** A stored event as the API shows it. */
@@ -221,4 +256,17 @@ export async function eventsResumeAfter(
 /** A fact type this switch does not name: a compile error while the union grows, a loud failure if one slips by. */
 function unknownFact(f: never): Error {
   return new Error(`unknown ledger fact type ${(f as { type?: unknown }).type}`);
+}
+
+/** The webhook registrations a batch leaves, each as its newest fact has it: the events projection routes by them. */
+export function webhookRows(batch: { seq: number; fact: LedgerFact }[]): WebhookRow[] {
+  const rows = new Map<string, WebhookRow>();
+  for (const { seq, fact: f } of batch) {
+    if (f.type === 'webhook_saved') {
+      const before = rows.get(f.webhook.id);
+      const createdSeq = f.change === 'created' ? seq : before?.kind === 'saved' ? before.createdSeq : null;
+      rows.set(f.webhook.id, { kind: 'saved', owner: f.principalId, seq, createdSeq, record: f.webhook });
+    } else if (f.type === 'webhook_deleted') rows.set(f.webhook.id, { kind: 'deleted', id: f.webhook.id });
+  }
+  return [...rows.values()];
 }

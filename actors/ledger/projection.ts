@@ -188,6 +188,8 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
       case 'skill_saved':
       case 'skill_deleted':
       case 'context_artifact_synced':
+      case 'webhook_saved':
+      case 'webhook_deleted':
         break;
       default:
         throw unknownFact(f);

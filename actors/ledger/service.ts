@@ -23,6 +23,7 @@ import {
   getBundle,
   getOrder,
   getReport,
+  latestEvents,
   lookupIdempotencyKeys,
   okfExportTag,
   okfPageBytes,
@@ -316,6 +317,21 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
         items: rows.map(eventResource),
         next_cursor: rows.length === 0 && q.cursor === undefined ? null : eventsCursor(resumeAfter),
       });
+    },
+
+    /**
+     * The newest events instead of the oldest: a first page read from the other end (the gateway dispatches it with
+     * GET /v1/events' scope and validation). The cursor resumes after the newest event returned, or from the start
+     * when there is none, so a poller that read this page goes on with GET /v1/events and misses nothing.
+     */
+    async 'events.latest'({ query: q, caller }) {
+      await caughtUp(caller.principalId, eventsOf(names) as Projection<unknown>);
+      const rows = await latestEvents(sql, {
+        principalId: caller.principalId,
+        type: q.type,
+        limit: q.limit ?? pageLimits.default,
+      });
+      return okReply(200, { items: rows.map(eventResource), next_cursor: eventsCursor(rows.at(-1)?.seq ?? 0) });
     },
   };
 }

@@ -97,6 +97,16 @@ export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
     case 'skill_deleted':
       assert(state.skills.has(fact.skill.id), 'only an existing skill is deleted');
       break;
+    case 'webhook_saved':
+      assert.equal(
+        state.webhooks.has(fact.webhook.id),
+        fact.change !== 'created',
+        'a webhook is created once and changed while it exists',
+      );
+      break;
+    case 'webhook_deleted':
+      assert(state.webhooks.has(fact.webhook.id), 'only an existing webhook is deleted');
+      break;
     case 'mandate_set':
     case 'call_recorded':
     case 'plan_set':
@@ -189,6 +199,12 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
     }
     case 'skill_deleted':
       state.skills.delete(fact.skill.id);
+      break;
+    case 'webhook_saved':
+      state.webhooks.set(fact.webhook.id, fact.webhook);
+      break;
+    case 'webhook_deleted':
+      state.webhooks.delete(fact.webhook.id);
       break;
     case 'call_recorded':
       break;

@@ -4,8 +4,8 @@
 // purchase-policy.ts), settlement (settlement.ts), mandates (mandates.ts), credits (credits.ts), and the seller
 // operations forwarded to the catalog and listing actors (forwarding.ts), subscriptions and their cycles
 // (subscriptions.ts), the plan and its rate-limit buckets (plans.ts, rate.ts), daily quotas (quotas.ts) and
-// purchases waiting for the principal's approval (approvals.ts), its context files (contexts.ts) and skills
-// (skills.ts).
+// purchases waiting for the principal's approval (approvals.ts), its context files (contexts.ts), skills
+// (skills.ts) and webhook registrations (webhooks.ts).
 import type { LedgerFact } from '../../contracts/index.ts';
 import type { ActorBehaviour } from '../runtime/host.ts';
 import { approve, decline, expire, getApprovals } from './approvals.ts';
@@ -29,6 +29,16 @@ import { purchase } from './purchase.ts';
 import { getPlan, setPlan } from './plans.ts';
 import { leaseRate } from './rate.ts';
 import { settle } from './settlement.ts';
+import {
+  createWebhook,
+  deleteWebhook,
+  disableWebhook,
+  getWebhook,
+  listWebhooks,
+  redeliverEvent,
+  rotateWebhookSecret,
+  updateWebhook,
+} from './webhooks.ts';
 import { createSkill, deleteSkill, getSkill, listSkills, updateSkill } from './skills.ts';
 import { cancelForSeller, cancelSubscription, runCycle, subscribeListing } from './subscriptions.ts';
 
@@ -83,11 +93,19 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<'principal'
       'skill.create': (state, req) => createSkill(d, state, req),
       'skill.update': (state, req) => updateSkill(d, state, req),
       'skill.delete': (state, req) => deleteSkill(d, state, req),
+      'webhook.list': (state, req) => listWebhooks(state, req),
+      'webhook.get': (state, req) => getWebhook(state, req),
+      'webhook.create': (state, req) => createWebhook(d, state, req),
+      'webhook.update': (state, req) => updateWebhook(d, state, req),
+      'webhook.rotate': (state, req) => rotateWebhookSecret(d, state, req),
+      'webhook.delete': (state, req) => deleteWebhook(d, state, req),
+      'webhook.disable': (state, req) => disableWebhook(d, state, req),
+      redeliverEvent: (state, req) => redeliverEvent(d, state, req),
     },
     toSnapshot,
     fromSnapshot,
     // 2: records carry their fact's sequence, not their reply. 3: subscriptions. 4: plan and daily quota counts.
-    // 5: approval requests. 6: context files. 7: skills.
-    snapshotVersion: 7,
+    // 5: approval requests. 6: context files. 7: skills. 8: webhooks.
+    snapshotVersion: 8,
   };
 }

@@ -5,6 +5,7 @@ import type {
   ApprovalRecord,
   ContextRecord,
   SkillRecord,
+  WebhookRecord,
   MandateRecord,
   PlanName,
   SubscriptionRecord,
@@ -79,6 +80,8 @@ export interface PrincipalState {
   contextSlugs: Map<string, string>;
   /** The principal's skills by id, oldest first (skills.ts). */
   skills: Map<string, HeldSkill>;
+  /** The principal's webhook registrations by id, oldest first (webhooks.ts). */
+  webhooks: Map<string, WebhookRecord>;
   /** The plan an operator set (`plan_set`); null: the configured default. */
   plan: PlanName | null;
   /** The UTC day of the newest order held, and what that day held: the daily quotas' counts (contracts/plans.ts). */
@@ -101,6 +104,7 @@ export function initialState(principalId: string): PrincipalState {
     contexts: new Map(),
     contextSlugs: new Map(),
     skills: new Map(),
+    webhooks: new Map(),
     idempotency: new Map(),
     evictedThroughSeq: 0,
     plan: null,
@@ -122,6 +126,7 @@ export function toSnapshot(s: PrincipalState): unknown {
     contexts: [...s.contexts],
     contextSlugs: undefined,
     skills: [...s.skills],
+    webhooks: [...s.webhooks],
     idempotency: [...s.idempotency],
   };
 }
@@ -129,8 +134,9 @@ export function toSnapshot(s: PrincipalState): unknown {
 export function fromSnapshot(data: unknown): PrincipalState {
   const s = data as Omit<
     PrincipalState,
-    'idempotency' | 'held' | 'subscriptions' | 'approvals' | 'contexts' | 'contextSlugs' | 'skills'
+    'idempotency' | 'held' | 'subscriptions' | 'approvals' | 'contexts' | 'contextSlugs' | 'skills' | 'webhooks'
   > & {
+    webhooks: [string, WebhookRecord][];
     contexts: [string, HeldContext][];
     skills: [string, HeldSkill][];
     idempotency: [string, HotRecord][];
@@ -147,6 +153,7 @@ export function fromSnapshot(data: unknown): PrincipalState {
     // Derived from the files, so not in the snapshot.
     contextSlugs: new Map(s.contexts.map(([id, c]) => [c.record.slug, id])),
     skills: new Map(s.skills),
+    webhooks: new Map(s.webhooks),
     idempotency: new Map(s.idempotency),
   };
 }

@@ -20,6 +20,8 @@ import {
   SkillCreateBody,
   SkillExecuteBody,
   SkillPatchBody,
+  WebhookCreateBody,
+  WebhookPatchBody,
 } from '../../contracts/index.ts';
 import type { GatewayBus } from '../bus.ts';
 import type { Exchange, Reply, TransportRefusal } from '../http/exchange.ts';
@@ -29,7 +31,7 @@ import type { TokenVerifier } from '../tokens.ts';
 import { parseCookies } from '../web/http.ts';
 import { csrfCookie, sessionCookie } from '../web/session.ts';
 import { contextOpenApiDocument } from './openapi.ts';
-import { ApiKeyCreateBody, type ContextRoute, contextErrorNames, contextRoutes } from './routes.ts';
+import { ApiKeyCreateBody, type ContextRoute, contextErrorNames, contextRoutes, type ListName } from './routes.ts';
 
 /** Which base form a request came in on: it decides the list envelope (docs/contexts.md, Lists). */
 export type ContextBase = 'web' | 'api';
@@ -65,6 +67,8 @@ const skillCreateCheck = Compile(SkillCreateBody);
 const skillPatchCheck = Compile(SkillPatchBody);
 const skillExecuteCheck = Compile(SkillExecuteBody);
 const apiKeyCreateCheck = Compile(ApiKeyCreateBody);
+const webhookCreateCheck = Compile(WebhookCreateBody);
+const webhookPatchCheck = Compile(WebhookPatchBody);
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Default and largest page sizes of the two list envelopes. */
 const pageSizes = { web: 20, api: 50, max: 100 } as const;
@@ -242,10 +246,12 @@ export class ContextFace {
     const id = params.id;
     if (id !== undefined && !uuidPattern.test(id)) return fail(404, `no ${resourceOf(route)} has this id`);
     const key = `${route.method} ${route.path}`;
-    if (route.method !== 'GET' && route.method !== 'DELETE') {
-      if (!/^application\/json\b/i.test(contentType)) return fail(400, 'send the body as application/json');
+    // A route that takes no body (rotating a secret) may be sent none.
+    const bodyless = text === null || (route.body === undefined && text === '');
+    if (!bodyless && !/^application\/json\b/i.test(contentType)) {
+      return fail(400, 'send the body as application/json');
     }
-    const body = text === null ? null : parseJson(text);
+    const body = bodyless ? null : parseJson(text);
     if (body instanceof Error) return fail(400, body.message);
     // Text PostgreSQL cannot hold (NUL, lone surrogates) is refused, not mangled.
     const textProblem = body === null ? null : jsonValueProblem(body, 'body');
@@ -300,6 +306,35 @@ export class ContextFace {
         if (!skillExecuteCheck.Check(body)) return fail(400, schemaProblem(skillExecuteCheck, body));
         return this.execute(id!, body, who);
       }
+      case 'GET /webhooks':
+        return this.list(base, 'webhooks', query, who);
+      case 'POST /webhooks': {
+        if (!webhookCreateCheck.Check(body)) return fail(400, schemaProblem(webhookCreateCheck, body));
+        return this.actor('webhook.create', who, body, (v) => ({ status: 201, body: { data: v } }));
+      }
+      case 'GET /webhooks/{id}':
+        return this.actor('webhook.get', who, { id }, (v) => ({ status: 200, body: { data: v } }));
+      case 'PATCH /webhooks/{id}': {
+        if (!webhookPatchCheck.Check(body)) return fail(400, schemaProblem(webhookPatchCheck, body));
+        return this.actor('webhook.update', who, { id, patch: body }, (v) => ({ status: 200, body: { data: v } }));
+      }
+      case 'DELETE /webhooks/{id}':
+        return this.actor('webhook.delete', who, { id }, (v) => ({ status: 200, body: { data: v } }));
+      case 'POST /webhooks/{id}/rotate-secret': {
+        if (body !== null && (typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0)) {
+          return fail(400, 'send no body, or an empty JSON object');
+        }
+        return this.actor('webhook.rotate', who, { id }, (v) => ({ status: 200, body: { data: v } }));
+      }
+      case 'GET /webhooks/{id}/attempts': {
+        const limit = intParam(query, 'limit', 50, 1, 100);
+        if (typeof limit === 'string') return fail(400, limit);
+        // The owner's actor answers 404 for another's id; the attempts come from the webhooks service.
+        const own = await this.ask('webhook.get', who, { id });
+        if (!own.ok) return fromBus(own);
+        const r = await this.ask('webhook.attempts', who, { id, limit }, 'webhooks');
+        return r.ok ? { status: 200, body: { data: (r.body as { items: unknown[] }).items }, headers: {} } : fromBus(r);
+      }
       case 'GET /api-keys': {
         const r = await this.oauth('oauth.apiKeyList', { principalId: who.principalId }, who.requestId);
         return r.ok ? { status: 200, body: { data: r.body }, headers: {} } : fromBus(r);
@@ -319,12 +354,7 @@ export class ContextFace {
   }
 
   /** A list in the base form's envelope: `{data, meta}` paged by `page`, or `{<what>, pagination}` by `offset`. */
-  private async list(
-    base: ContextBase,
-    what: 'contexts' | 'skills',
-    query: URLSearchParams,
-    who: ContextCaller,
-  ): Promise<Answer> {
+  private async list(base: ContextBase, what: ListName, query: URLSearchParams, who: ContextCaller): Promise<Answer> {
     const limit = intParam(query, 'limit', base === 'web' ? pageSizes.web : pageSizes.api, 1, pageSizes.max);
     if (typeof limit === 'string') return fail(400, limit);
     let offset: number;
@@ -339,7 +369,8 @@ export class ContextFace {
       if (typeof o === 'string') return fail(400, o);
       offset = o;
     }
-    const r = await this.ask(what === 'contexts' ? 'context.list' : 'skill.list', who, { offset, limit });
+    const op = { contexts: 'context.list', skills: 'skill.list', webhooks: 'webhook.list' }[what];
+    const r = await this.ask(op, who, { offset, limit });
     if (!r.ok) return fromBus(r);
     const { items, total } = r.body as { items: unknown[]; total: number };
     if (base === 'web') return { status: 200, body: { data: items, meta: { total, page, limit } }, headers: {} };
@@ -376,14 +407,14 @@ export class ContextFace {
     who: ContextCaller,
     body: unknown,
     ok: (v: unknown) => { status: number; body: unknown },
-    service?: 'ledger',
+    service?: 'ledger' | 'webhooks',
   ): Promise<Answer> {
     const r = await this.ask(op, who, body, service);
     if (!r.ok) return fromBus(r);
     return { ...ok(r.body), headers: {} };
   }
 
-  private ask(op: string, who: ContextCaller, body: unknown, service?: 'ledger'): Promise<BusReply> {
+  private ask(op: string, who: ContextCaller, body: unknown, service?: 'ledger' | 'webhooks'): Promise<BusReply> {
     const subject = service
       ? this.d.names.serviceSubject(service)
       : this.d.names.actorSubject('principal', who.principalId);
@@ -418,7 +449,13 @@ const ownerCaller = (principalId: string): Caller => ({
 });
 
 const resourceOf = (route: ContextRoute) =>
-  route.path.startsWith('/api-keys') ? 'API key' : route.path.startsWith('/skills') ? 'skill' : 'context file';
+  route.path.startsWith('/api-keys')
+    ? 'API key'
+    : route.path.startsWith('/skills')
+      ? 'skill'
+      : route.path.startsWith('/webhooks')
+        ? 'webhook'
+        : 'context file';
 
 /** The rate-limit key of a principal calling as itself (actors/principal/rate.ts: principalOnly). */
 const rateCaller = (principalId: string): Caller => ({ principalId, agentId: '*', scopes: [], sandbox: false });
@@ -443,7 +480,8 @@ function fromBus(r: Extract<BusReply, { ok: false }>): Answer {
 
 function allowedQuery(key: string, base: ContextBase): string[] {
   if (key === 'GET /skills/{id}') return ['version'];
-  if (key !== 'GET /contexts' && key !== 'GET /skills') return [];
+  if (key === 'GET /webhooks/{id}/attempts') return ['limit'];
+  if (key !== 'GET /contexts' && key !== 'GET /skills' && key !== 'GET /webhooks') return [];
   return base === 'web' ? ['page', 'limit'] : ['offset', 'limit'];
 }
 

@@ -14,6 +14,10 @@ import {
   SkillExecution,
   SkillPatchBody,
   SkillView,
+  WebhookAttemptView,
+  WebhookCreateBody,
+  WebhookPatchBody,
+  WebhookView,
 } from '../../contracts/index.ts';
 
 /** The error names this API answers with, by status (the spec's list). */
@@ -25,6 +29,9 @@ export const contextErrorNames = {
   429: 'rate_limited',
   500: 'internal_error',
 } as const;
+/** What a list route lists: the name of its array in the `{api_url}/v1` envelope. */
+export type ListName = 'contexts' | 'skills' | 'webhooks';
+
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 export interface ContextRoute {
@@ -37,7 +44,7 @@ export interface ContextRoute {
   body?: TSchema;
   status: 200 | 201;
   /** What `data` holds, or `list` of that resource in the base form's envelope. */
-  answer: TSchema | { list: 'contexts' | 'skills'; item: TSchema };
+  answer: TSchema | { list: ListName; item: TSchema };
   /** Query parameters other than a list's paging. */
   query?: { name: string; schema: TSchema; description: string }[];
 }
@@ -163,6 +170,74 @@ export const contextRoutes: ContextRoute[] = [
     body: SkillExecuteBody,
     status: 200,
     answer: SkillExecution,
+  },
+  {
+    method: 'GET',
+    path: '/webhooks',
+    by: 'any',
+    write: false,
+    summary: "The caller's webhooks, newest first, without secrets.",
+    status: 200,
+    answer: { list: 'webhooks', item: WebhookView },
+  },
+  {
+    method: 'POST',
+    path: '/webhooks',
+    by: 'any',
+    write: true,
+    summary: 'Register a webhook: an https URL whose host resolves to public addresses; the secret is shown once.',
+    body: WebhookCreateBody,
+    status: 201,
+    answer: WebhookView,
+  },
+  {
+    method: 'GET',
+    path: '/webhooks/{id}',
+    by: 'any',
+    write: false,
+    summary: 'One webhook, without its secret.',
+    status: 200,
+    answer: WebhookView,
+  },
+  {
+    method: 'PATCH',
+    path: '/webhooks/{id}',
+    by: 'any',
+    write: true,
+    summary: 'Change name, url, events or is_active (true re-enables a disabled webhook).',
+    body: WebhookPatchBody,
+    status: 200,
+    answer: WebhookView,
+  },
+  {
+    method: 'DELETE',
+    path: '/webhooks/{id}',
+    by: 'any',
+    write: true,
+    summary: 'Delete a webhook; its pending deliveries are cancelled.',
+    status: 200,
+    answer: WebhookView,
+  },
+  {
+    method: 'POST',
+    path: '/webhooks/{id}/rotate-secret',
+    by: 'any',
+    write: true,
+    summary: 'A new signing secret (shown once); the previous one keeps signing beside it for 24 hours.',
+    status: 200,
+    answer: WebhookView,
+  },
+  {
+    method: 'GET',
+    path: '/webhooks/{id}/attempts',
+    by: 'any',
+    write: false,
+    summary: "The webhook's newest delivery attempts, newest first.",
+    status: 200,
+    answer: Type.Array(WebhookAttemptView),
+    query: [
+      { name: 'limit', schema: Type.Integer({ minimum: 1, maximum: 100 }), description: 'How many (default 50).' },
+    ],
   },
   {
     method: 'GET',

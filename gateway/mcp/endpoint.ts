@@ -1,33 +1,59 @@
 // The MCP endpoint: Streamable HTTP on the gateway's own uWebSockets.js server. Each HTTP request is checked here
 // (Origin, bearer token, session), then its JSON-RPC messages go to a fresh low-level MCP SDK Server whose
-// tools/call handler runs the REST pipeline. A POST reaches the Server through a thin one-exchange transport
-// (exchange.ts); the GET event stream goes through the SDK's web-standard transport. Sessions live in NATS KV, so
-// any gateway process serves any session. Refusals at the HTTP level leave through `refuse` as the typed error
-// object; refusals of a tool call are isError results carrying the same object (tools.ts, docs/mcp.md).
+// tools/call and resources/read handlers run the REST pipeline. A POST reaches the Server through a thin
+// one-exchange transport (exchange.ts); the GET event stream goes through the SDK's web-standard transport and
+// carries resource update notifications (updates.ts). Sessions live in NATS KV, so any gateway process serves any
+// session. Refusals at the HTTP level leave through `refuse` as the typed error object; refusals of a tool call are
+// isError results carrying the same object (tools.ts, docs/mcp.md).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   type CallToolRequest,
   CallToolRequestSchema,
   type CallToolResult,
+  type EmptyResult,
   ErrorCode as JsonRpcErrorCode,
   type JSONRPCMessage,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  ReadResourceRequestSchema,
+  type ReadResourceResult,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Logger } from 'pino';
 import type { HttpRequest } from 'uWebSockets.js';
-import { type Caller, type Config, type ErrorCode, type Operation, transportStatus } from '../../contracts/index.ts';
+import {
+  type Caller,
+  type Config,
+  type ErrorCode,
+  names as namesOf,
+  type Operation,
+  transportStatus,
+} from '../../contracts/index.ts';
 import type { GatewayBus } from '../bus.ts';
 import { type Deprecation, deprecationsOf } from '../deprecation.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { writeResponse } from '../http/web-response.ts';
 import { bearerToken, type CallResult, type Pipeline } from '../pipeline.ts';
 import { checkPost, type JsonRpcRefusal, PostExchange } from './exchange.ts';
+import {
+  eventsOperation,
+  eventsReadOf,
+  eventsResource,
+  eventsTemplate,
+  eventsUri,
+  readResult,
+  resourceNotFound,
+  resourceRefusal,
+} from './resources.ts';
 import type { McpSession, McpSessions } from './sessions.ts';
 import { EventStreams, type OpenStream } from './streams.ts';
 import { type McpTool, rateLimitHeaders, splitArguments, toolResult, toolsFromTable } from './tools.ts';
+import { ResourceUpdates, type UpdateTarget } from './updates.ts';
 
 export interface McpEndpointDeps {
   config: Config;
@@ -53,9 +79,12 @@ interface McpRequestHead {
   protocolVersion: string;
 }
 
-/** What a tool call needs from the HTTP request that carried it. */
+/** What a tool call or resource request needs from the HTTP request that carried it. */
 interface RequestContext {
   token: string | undefined;
+  caller: Caller;
+  /** The request's session, as last read or written; null on initialize. */
+  session: McpSession | null;
   requestId: string;
   /** The rate-limit headers of the latest tools/call in this HTTP request, sent on its HTTP response. */
   rateHeaders: Record<string, string> | null;
@@ -83,6 +112,10 @@ export class McpEndpoint {
   private readonly toolScopes: string[];
   private readonly allowedOrigins: Set<string>;
   private readonly streams: EventStreams;
+  /** Notifications of resources/subscribe, sent on the event streams this process holds. */
+  private readonly updates: ResourceUpdates;
+  /** The operation (GET /v1/events) whose scope and rules the events resource follows. */
+  private readonly eventsOp: Operation;
   /** One JSON Schema validator for every per-request Server (the SDK builds a new Ajv for each one otherwise). */
   private readonly validator = new AjvJsonSchemaValidator();
   private readonly streamCheck: NodeJS.Timeout;
@@ -99,6 +132,13 @@ export class McpEndpoint {
       ...d.config.mcpAllowedOrigins.split(',').filter(Boolean),
     ]);
     this.streams = new EventStreams(d.config.mcpSseStreamsMax);
+    this.eventsOp = eventsOperation(d.ops);
+    this.updates = new ResourceUpdates({
+      nc: d.bus.nc,
+      names: namesOf(d.config.namespace),
+      log: d.log,
+      uri: eventsUri,
+    });
     this.streamCheck = setInterval(() => void this.checkStreams(), streamCheckEveryMs).unref();
   }
 
@@ -130,6 +170,7 @@ export class McpEndpoint {
   close(): void {
     clearInterval(this.streamCheck);
     this.streams.endAll();
+    this.updates.close();
   }
 
   private async serve(x: Exchange, head: McpRequestHead, body: Body | null): Promise<void> {
@@ -147,7 +188,7 @@ export class McpEndpoint {
         this.d.pipeline.challenge('insufficient_scope', needed),
       );
     }
-    const ctx: RequestContext = { token, requestId: x.requestId, rateHeaders: null };
+    const ctx: RequestContext = { token, caller, session: null, requestId: x.requestId, rateHeaders: null };
     if (body) {
       // Null: refused by the I/O layer (413; 400 for a body too slow or not UTF-8) or the client went away.
       const raw = await body;
@@ -178,6 +219,7 @@ export class McpEndpoint {
       const session = await this.session(x, head, caller);
       if (!session) return;
       void this.d.sessions.touch(session);
+      ctx.session = session;
     }
 
     const exchange = new PostExchange(checked.messages);
@@ -220,13 +262,15 @@ export class McpEndpoint {
   }
 
   /**
-   * GET: the server-to-client event stream of a session. Assay sends no server-initiated messages yet. HEAD: the
-   * same checks and the head of the same answer, without opening a stream.
+   * GET: the server-to-client event stream of a session, which carries `notifications/resources/updated` for the
+   * session's subscriptions (updates.ts). HEAD: the same checks and the head of the same answer, without opening a
+   * stream.
    */
   private async openStream(x: Exchange, head: McpRequestHead, caller: Caller, ctx: RequestContext): Promise<void> {
     const session = await this.session(x, head, caller);
     if (!session) return;
     if (!x.head) void this.d.sessions.touch(session);
+    ctx.session = session;
     let endStream: (() => void) | null = null;
     let endRequested = false;
     const entry: OpenStream = {
@@ -251,11 +295,27 @@ export class McpEndpoint {
     // keep-alive comments, and the 406 for a client that does not accept text/event-stream.
     const server = this.newServer(ctx);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    let target: UpdateTarget | null = null;
     try {
       await server.connect(transport);
       const headers: Record<string, string> = { accept: head.accept };
       if (head.protocolVersion) headers['mcp-protocol-version'] = head.protocolVersion;
       const response = await transport.handleRequest(new Request(head.url, { method: 'GET', headers }));
+      if (!x.head && response.status === 200) {
+        // Notifications the transport is sent without a request to answer go on this stream.
+        target = {
+          principalId: session.principalId,
+          sessionId: session.id,
+          notify: (uri) => void server.sendResourceUpdated({ uri }).catch(() => {}),
+        };
+        this.updates.add(target, session);
+        // A subscription changed through another gateway since the read above was announced before this stream
+        // listened: read the record once more.
+        void this.d.sessions
+          .find(session.principalId, session.id)
+          .then((live) => live && this.updates.apply(live.principalId, live.id, live))
+          .catch(() => {});
+      }
       await writeResponse(x, response, {
         onStream: (end) => {
           endStream = end;
@@ -263,6 +323,7 @@ export class McpEndpoint {
         },
       });
     } finally {
+      if (target) this.updates.remove(target);
       this.streams.remove(entry);
       await server.close().catch(() => {});
     }
@@ -343,16 +404,86 @@ export class McpEndpoint {
     }
   }
 
-  /** A low-level SDK Server for one HTTP request: the tool list, and tools/call through the pipeline. */
+  /**
+   * A low-level SDK Server for one HTTP request: the tool list, tools/call through the pipeline, and the events
+   * resource (read through the pipeline, subscriptions kept in the session record).
+   */
   private newServer(ctx: RequestContext): Server {
     const server = new Server(serverInfo, {
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } },
       instructions,
       jsonSchemaValidator: this.validator,
     });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.toolDefinitions }));
     server.setRequestHandler(CallToolRequestSchema, (request) => this.callTool(request.params, ctx));
+    server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [eventsResource] }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [eventsTemplate] }));
+    server.setRequestHandler(ReadResourceRequestSchema, (request) => this.readResource(request.params.uri, ctx));
+    server.setRequestHandler(SubscribeRequestSchema, (request) => this.subscribe(request.params.uri, true, ctx));
+    server.setRequestHandler(UnsubscribeRequestSchema, (request) => this.subscribe(request.params.uri, false, ctx));
     return server;
+  }
+
+  /**
+   * resources/read: the page GET /v1/events answers, through its pipeline (scope, rate limit, validation); without a
+   * cursor the newest events instead of the oldest (resources.ts).
+   */
+  private async readResource(uri: string, ctx: RequestContext): Promise<ReadResourceResult> {
+    const read = eventsReadOf(uri);
+    if (read === null) throw resourceNotFound(uri);
+    if (read === 'duplicate') {
+      throw resourceRefusal(this.d.pipeline.refuse('validation_failed', 'a query parameter of the URI is repeated'));
+    }
+    const result = await this.d.pipeline
+      .run({
+        op: this.eventsOp,
+        face: 'mcp',
+        token: ctx.token,
+        params: {},
+        query: read.query,
+        body: { kind: 'none' },
+        idempotencyKey: undefined,
+        dispatchAs: read.dispatchAs,
+        requestId: ctx.requestId,
+        clientAddress: '',
+      })
+      .catch((err: unknown) => {
+        this.d.log.error({ err, requestId: ctx.requestId, uri }, 'pipeline failed');
+        return this.d.pipeline.refuse('unavailable', 'the gateway failed to process the request');
+      });
+    const limit = rateLimitHeaders(result);
+    if (limit) ctx.rateHeaders = limit;
+    if (result.error) throw resourceRefusal(result);
+    return readResult(uri, result);
+  }
+
+  /**
+   * resources/subscribe and resources/unsubscribe: only assay://events, kept in the session's record (so the gateway
+   * holding the event stream honours it, whichever it is). Subscribing needs the scope reading needs.
+   */
+  private async subscribe(uri: string, subscribed: boolean, ctx: RequestContext): Promise<EmptyResult> {
+    if (uri !== eventsUri) throw resourceNotFound(uri);
+    const scope = this.eventsOp.scope!;
+    if (subscribed && !ctx.caller.scopes.includes(scope)) {
+      throw resourceRefusal(this.d.pipeline.refuse('forbidden', `subscribing to ${uri} needs the scope ${scope}`));
+    }
+    const session = ctx.session!;
+    let stored: McpSession | null;
+    try {
+      stored = await this.d.sessions.setSubscribed(session, uri, subscribed);
+    } catch (err) {
+      this.d.log.warn({ err, requestId: ctx.requestId }, 'MCP session store call failed');
+      throw resourceRefusal(this.d.pipeline.refuse('unavailable', 'the session store did not answer; retry shortly'));
+    }
+    if (!stored) {
+      throw resourceRefusal(
+        this.d.pipeline.refuse('not_found', 'this MCP session ended meanwhile; send initialize to start a new one'),
+      );
+    }
+    // A batch that subscribes and unsubscribes goes on from what was written.
+    ctx.session = stored;
+    this.updates.changed(stored.principalId, stored.id, stored);
+    return {};
   }
 
   /** tools/call: the tool's operation through the same pipeline as its REST twin. */
@@ -394,6 +525,8 @@ export class McpEndpoint {
       for (const s of this.streams.all()) {
         const live = await this.d.sessions.find(s.principalId, s.sessionId).catch(() => 'unknown' as const);
         if (live === null) s.end();
+        // Subscriptions changed through another gateway whose notice was lost.
+        else if (live !== 'unknown') this.updates.apply(s.principalId, s.sessionId, live);
       }
     } finally {
       this.checkingStreams = false;

@@ -12,6 +12,11 @@ export interface McpSession {
   protocolVersion: string;
   createdAtMs: number;
   lastSeenMs: number;
+  /**
+   * Resource URIs the session subscribed to (resources/subscribe), kept with the session so that whichever gateway
+   * holds its event stream sends the notifications.
+   */
+  subscriptions: string[];
   /** KV revision read, for compare-and-set: a touch never resurrects a session ended meanwhile. */
   revision: number;
 }
@@ -21,7 +26,12 @@ interface StoredSession {
   protocol_version: string;
   created_at_ms: number;
   last_seen_ms: number;
+  /** Absent: none (and in records written before sessions had subscriptions). */
+  resource_subscriptions?: string[];
 }
+
+/** How often a subscription change is retried when the record changed under it (a touch, as a rule). */
+const subscribeAttemptsMax = 5;
 
 export interface McpSessionsOptions {
   idleMs: number;
@@ -66,6 +76,7 @@ export class McpSessions {
       protocolVersion,
       createdAtMs: now,
       lastSeenMs: now,
+      subscriptions: [],
       revision: 0,
     };
     session.revision = await this.kv.create(key(session.principalId, session.id), encode(session));
@@ -73,12 +84,12 @@ export class McpSessions {
   }
 
   /** The live session with this id of this principal, or null (unknown, ended, expired, or another's). */
-  async find(principalId: string, sessionId: string): Promise<McpSession | null> {
+  async find(principalId: string, sessionId: string, fromLeader = false): Promise<McpSession | null> {
     if (!sessionIdPattern.test(sessionId)) return null;
-    let entry = await this.bucket.anyReplica.get(key(principalId, sessionId));
+    let entry = await (fromLeader ? this.bucket.leader : this.bucket.anyReplica).get(key(principalId, sessionId));
     // A replica may lag the write that opened the session (through another gateway, a moment ago): ask the leader
     // before answering 404. Misses are rare (ended or unknown sessions), so this costs the common path nothing.
-    if (entry?.operation !== 'PUT') entry = await this.bucket.leader.get(key(principalId, sessionId));
+    if (entry?.operation !== 'PUT' && !fromLeader) entry = await this.bucket.leader.get(key(principalId, sessionId));
     if (entry?.operation !== 'PUT') return null;
     const stored = entry.json<StoredSession>();
     const session: McpSession = {
@@ -88,6 +99,7 @@ export class McpSessions {
       protocolVersion: stored.protocol_version,
       createdAtMs: stored.created_at_ms,
       lastSeenMs: stored.last_seen_ms,
+      subscriptions: stored.resource_subscriptions ?? [],
       revision: entry.revision,
     };
     if (this.expired(session)) {
@@ -112,6 +124,34 @@ export class McpSessions {
       .catch((err: unknown) => {
         if (natsFailure(err) !== 'wrong_last_sequence') this.o.onError(err, 'touching an MCP session');
       });
+  }
+
+  /**
+   * Add or remove a resource subscription, by compare-and-set on the revision: a write in between (a touch, or a
+   * change through another gateway) is read again from the leader and the change applied over it. The write counts
+   * as activity. Returns the session as stored, or null when it ended meanwhile.
+   */
+  async setSubscribed(session: McpSession, uri: string, subscribed: boolean): Promise<McpSession | null> {
+    let current: McpSession | null = session;
+    for (let attempt = 0; attempt < subscribeAttemptsMax; attempt++) {
+      if (current.subscriptions.includes(uri) === subscribed) return current;
+      const next: McpSession = {
+        ...current,
+        subscriptions: subscribed
+          ? [...current.subscriptions, uri].sort()
+          : current.subscriptions.filter((u) => u !== uri),
+        lastSeenMs: Math.max(current.lastSeenMs, this.o.nowMs()),
+      };
+      try {
+        next.revision = await this.kv.update(key(next.principalId, next.id), encode(next), current.revision);
+        return next;
+      } catch (err) {
+        if (natsFailure(err) !== 'wrong_last_sequence') throw err;
+      }
+      current = await this.find(session.principalId, session.id, true);
+      if (!current) return null;
+    }
+    throw new Error(`MCP session ${session.id} kept changing while its subscriptions were written`);
   }
 
   async end(session: McpSession): Promise<void> {
@@ -152,5 +192,6 @@ function encode(s: McpSession): string {
     created_at_ms: s.createdAtMs,
     last_seen_ms: s.lastSeenMs,
   };
+  if (s.subscriptions.length > 0) stored.resource_subscriptions = s.subscriptions;
   return JSON.stringify(stored);
 }

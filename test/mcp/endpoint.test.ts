@@ -254,7 +254,10 @@ describe('protocol versions', () => {
       const init = await rawMcp(sys.baseUrl, { token: agent.token, body: initializeMessage(version) });
       assert.equal(init.status, 200);
       assert.equal(init.body.result.protocolVersion, version);
-      assert.deepEqual(init.body.result.capabilities, { tools: { listChanged: false } });
+      assert.deepEqual(init.body.result.capabilities, {
+        tools: { listChanged: false },
+        resources: { subscribe: true, listChanged: false },
+      });
       const sessionId = init.headers.get('mcp-session-id')!;
       const r = await rawToolCall(sys.baseUrl, {
         token: agent.token,

@@ -1,0 +1,270 @@
+// Webhooks end to end over real HTTP and HTTPS: registration with the URL rule on the context-file API, signed
+// delivery of each subscribed event to a loopback HTTPS receiver (verified here with node:crypto alone), retries
+// with growing delays, the disable rule and the owner's event, re-enabling, and redelivery with the same event id.
+import assert from 'node:assert/strict';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { type ContextRequest, contextCall, issueApiKey } from '../support/context-api.ts';
+import { accountWithClient, approvedTokens, discover, type oauth, type WebJar } from '../support/oauth.ts';
+import { eventually, startSystem, type TestSystem } from '../support/system.ts';
+import {
+  type Received,
+  selfSignedCertificate,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '../support/webhook-receiver.ts';
+
+const retryBaseMs = 100;
+const timeoutMs = 800;
+let sys: TestSystem;
+let receiver: WebhookReceiver;
+let as: oauth.AuthorizationServer;
+
+const api = (path: string, method: string, o?: ContextRequest) =>
+  contextCall(sys.config.webUrl, `${sys.config.apiUrl}/v1${path}`, method, o);
+
+/** A fresh account: its API key, and a live agent token that reads its events. */
+async function account(email: string): Promise<{ key: string; agent: string; jar: WebJar }> {
+  const { jar, client } = await accountWithClient(as, sys.baseUrl, email);
+  const key = await issueApiKey(sys.config.webUrl, jar);
+  const agent = (await approvedTokens(as, jar, client, { scope: 'read:artifact' })).access_token;
+  return { key, agent, jar };
+}
+
+async function register(key: string, path: string, events: string[]) {
+  const r = await api('/webhooks', 'POST', { bearer: key, body: { name: path, url: receiver.url(path), events } });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body.data as { id: string; secret: string };
+}
+
+const newFile = (key: string, name: string) => api('/contexts', 'POST', { bearer: key, body: { name, content: 'c' } });
+
+/** What a receiver does with node:crypto alone: the hex HMAC of the raw body, compared in constant time. */
+function verifies(secret: string, r: Pick<Received, 'body' | 'headers'>): boolean {
+  const expected = Buffer.from(createHmac('sha256', secret).update(r.body).digest('hex'));
+  const got = Buffer.from(r.headers['x-webhook-signature'] ?? '');
+  return got.length === expected.length && timingSafeEqual(got, expected);
+}
+
+before(async () => {
+  const cert = selfSignedCertificate();
+  receiver = await startWebhookReceiver(cert);
+  sys = await startSystem({
+    ASSAY_WEBHOOK_ALLOW_LOOPBACK: 'true',
+    ASSAY_WEBHOOK_CA_FILE: cert.certFile,
+    ASSAY_WEBHOOK_RETRY_BASE_MS: String(retryBaseMs),
+    ASSAY_WEBHOOK_TIMEOUT_MS: String(timeoutMs),
+    ASSAY_WEBHOOK_POLL_MS: '20',
+    ASSAY_WEBHOOK_DISABLE_AFTER_EVENTS: '2',
+  });
+  as = await discover(sys.baseUrl);
+});
+after(async () => {
+  await sys?.stop();
+  await receiver?.close();
+});
+
+test('[WEBHOOK-REGISTER] registration takes an https URL with public addresses and known event names; the secret is shown once and rotates with an overlap', async () => {
+  const { key } = await account('register@example.com');
+  for (const [body, words] of [
+    [{ name: 'n', url: 'http://localhost/x', events: ['context.created'] }, /https/],
+    [{ name: 'n', url: 'https://10.1.2.3/x', events: ['context.created'] }, /private/],
+    [{ name: 'n', url: 'https://169.254.169.254/latest', events: ['context.created'] }, /metadata|link-local/],
+    [{ name: 'n', url: 'https://[::ffff:10.0.0.1]/x', events: ['context.created'] }, /address/],
+    [{ name: 'n', url: receiver.url('/bad'), events: ['order.bogus'] }, /events/],
+    [{ name: 'n', url: receiver.url('/bad'), events: [] }, /events/],
+    [{ name: 'n', url: receiver.url('/bad'), events: ['context.created'], extra: 1 }, /extra/],
+  ] as const) {
+    const r = await api('/webhooks', 'POST', { bearer: key, body });
+    assert.equal(r.status, 400, JSON.stringify(body));
+    assert.equal(r.body.error, 'bad_request');
+    assert.match(r.body.message, words);
+  }
+  assert.equal((await api('/webhooks', 'GET', { bearer: key })).body.pagination.total, 0, 'nothing registered');
+
+  const made = await register(key, '/register', ['context.created', 'order.state_changed']);
+  assert.match(made.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+  const shown = await api(`/webhooks/${made.id}`, 'GET', { bearer: key });
+  assert.equal(shown.body.data.secret, undefined, 'the secret is shown at creation only');
+  assert.equal(shown.body.data.is_active, true);
+  assert.deepEqual(shown.body.data.events, ['context.created', 'order.state_changed']);
+  const listed = await contextCall(sys.config.webUrl, `${sys.config.webUrl}/api/v1/webhooks`, 'GET', { bearer: key });
+  assert.equal(listed.body.meta.total, 1);
+
+  const rotated = await api(`/webhooks/${made.id}/rotate-secret`, 'POST', { bearer: key });
+  assert.equal(rotated.status, 200);
+  assert.notEqual(rotated.body.data.secret, made.secret);
+  const overlapH = (Date.parse(rotated.body.data.previous_secret_expires_at) - Date.now()) / 3_600_000;
+  assert.ok(overlapH > 23.9 && overlapH <= 24, `the old secret signs for 24 hours (${overlapH})`);
+
+  const { key: otherKey } = await account('register-other@example.com');
+  for (const [method, path] of [
+    ['GET', ''],
+    ['PATCH', ''],
+    ['DELETE', ''],
+    ['POST', '/rotate-secret'],
+    ['GET', '/attempts'],
+  ] as const) {
+    const body = method === 'PATCH' ? { name: 'x' } : undefined;
+    const r = await api(`/webhooks/${made.id}${path}`, method, { bearer: otherKey, body });
+    assert.equal(r.status, 404, `${method} ${path}`);
+  }
+  assert.equal((await api(`/webhooks/${made.id}`, 'DELETE', { bearer: key })).status, 200);
+  assert.equal((await api(`/webhooks/${made.id}`, 'GET', { bearer: key })).status, 404);
+});
+
+test('[WEBHOOK-DELIVERY] each subscribed event arrives once, signed two ways; a tampered body fails the check; other types and earlier events are not sent', async () => {
+  const { key } = await account('delivery@example.com');
+  await newFile(key, 'before the webhook');
+  const hook = await register(key, '/delivery', ['context.created', 'context.deleted']);
+  const file = (await newFile(key, 'Style guide')).body.data;
+  await api(`/contexts/${file.id}`, 'PATCH', { bearer: key, body: { description: 'not subscribed' } });
+  await api(`/contexts/${file.id}`, 'DELETE', { bearer: key });
+
+  const got = await eventually('two deliveries', async () =>
+    receiver.at('/delivery').length >= 2 ? receiver.at('/delivery') : undefined,
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(receiver.at('/delivery').length, 2, 'each event once, and only the subscribed ones');
+  // Deliveries to one endpoint run side by side, so they may arrive in any order: receivers order by created_at.
+  const [created, deleted] = got
+    .map((r) => JSON.parse(r.body))
+    .sort((a, b) => a.created_at.localeCompare(b.created_at));
+  assert.equal(created.type, 'context.created');
+  assert.equal(deleted.type, 'context.deleted');
+  assert.deepEqual(Object.keys(created).sort(), ['created_at', 'data', 'id', 'type']);
+  assert.deepEqual(created.data, {
+    context: { id: file.id, name: 'Style guide', slug: file.slug, updated_at: file.updated_at },
+  });
+  assert.match(created.id, /^evt_/);
+  for (const r of got) {
+    assert.ok(verifies(hook.secret, r), 'X-Webhook-Signature verifies with the secret');
+    assert.equal(r.headers['x-webhook-id'], JSON.parse(r.body).id);
+    assert.equal(r.headers['webhook-id'], JSON.parse(r.body).id);
+    assert.ok(Math.abs(Number(r.headers['x-webhook-timestamp']) - Date.now() / 1000) < 60);
+    // The Standard Webhooks signature: base64 HMAC of "id.timestamp.body" keyed with the secret's bytes.
+    const signed = `${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.body}`;
+    const keyBytes = Buffer.from(hook.secret.slice('whsec_'.length), 'base64');
+    const v1 = `v1,${createHmac('sha256', keyBytes).update(signed).digest('base64')}`;
+    assert.ok(r.headers['webhook-signature']!.split(' ').includes(v1));
+  }
+  const withName = got.find((r) => r.body.includes('Style guide'))!;
+  const tampered = { ...withName, body: withName.body.replace('Style guide', 'Style guidE') };
+  assert.equal(verifies(hook.secret, tampered), false, 'a tampered body fails');
+  assert.equal(verifies('whsec_wrong', got[0]!), false, 'another secret fails');
+
+  const attempts = await api(`/webhooks/${hook.id}/attempts`, 'GET', { bearer: key });
+  assert.equal(attempts.status, 200);
+  assert.deepEqual(
+    attempts.body.data.map((a: { outcome: string; status: number }) => [a.outcome, a.status]),
+    [
+      ['delivered', 204],
+      ['delivered', 204],
+    ],
+  );
+});
+
+test('[WEBHOOK-RETRY] a receiver that fails three times gets the event on the fourth attempt, each wait longer than the one before; a slow one fails by timeout', async () => {
+  const { key } = await account('retry@example.com');
+  receiver.script('/flaky', { statuses: [500, 503, 429, 200] });
+  const hook = await register(key, '/flaky', ['context.created']);
+  await newFile(key, 'retry me');
+  const got = await eventually('the fourth attempt', async () =>
+    receiver.at('/flaky').length >= 4 ? receiver.at('/flaky') : undefined,
+  );
+  await new Promise((r) => setTimeout(r, retryBaseMs * 10));
+  assert.equal(receiver.at('/flaky').length, 4, 'nothing after the 2xx');
+  assert.equal(new Set(got.map((r) => JSON.parse(r.body).id)).size, 1, 'one event id throughout');
+  const gaps = got.slice(1).map((r, i) => r.atMs - got[i]!.atMs);
+  assert.ok(gaps[0]! >= retryBaseMs * 0.8 - 20, `first wait ${gaps}`);
+  assert.ok(gaps[1]! > gaps[0]! && gaps[2]! > gaps[1]!, `growing waits ${gaps}`);
+  const attempts = (await api(`/webhooks/${hook.id}/attempts`, 'GET', { bearer: key })).body.data;
+  assert.deepEqual(
+    attempts.map((a: { attempt: number; outcome: string }) => [a.attempt, a.outcome]),
+    [
+      [4, 'delivered'],
+      [3, 'retrying'],
+      [2, 'retrying'],
+      [1, 'retrying'],
+    ],
+  );
+  assert.equal(attempts[3].status, 500);
+
+  receiver.script('/slow', { delayMs: timeoutMs + 700, statuses: [200] });
+  const slow = await register(key, '/slow', ['context.created']);
+  await newFile(key, 'too slow');
+  const first = await eventually('a timed-out attempt', async () => {
+    const a = (await api(`/webhooks/${slow.id}/attempts`, 'GET', { bearer: key })).body.data;
+    return a.length > 0 ? a.at(-1) : undefined;
+  });
+  assert.equal(first.outcome, 'retrying');
+  assert.equal(first.status, null);
+  assert.match(first.error, /timeout/);
+  await api(`/webhooks/${slow.id}`, 'DELETE', { bearer: key });
+});
+
+test('[WEBHOOK-DISABLE] a receiver that always fails gets 1 + 5 attempts per event; after two such events the webhook is disabled, the owner told, and it can be re-enabled', async () => {
+  const { key, agent } = await account('disable@example.com');
+  receiver.script('/down', { statuses: [500] });
+  const hook = await register(key, '/down', ['context.created']);
+  await newFile(key, 'one');
+  await newFile(key, 'two');
+  await eventually(
+    'the webhook disabled',
+    async () => ((await api(`/webhooks/${hook.id}`, 'GET', { bearer: key })).body.data.is_active ? undefined : true),
+    30_000,
+  );
+  const perEvent = new Map<string, number>();
+  for (const r of receiver.at('/down'))
+    perEvent.set(JSON.parse(r.body).id, (perEvent.get(JSON.parse(r.body).id) ?? 0) + 1);
+  assert.deepEqual([...perEvent.values()], [6, 6], 'the first attempt and 5 retries, per event');
+  const view = (await api(`/webhooks/${hook.id}`, 'GET', { bearer: key })).body.data;
+  assert.match(view.disabled_reason, /failed every attempt/);
+
+  // The owner is told: a webhook.disabled event on its events.
+  const told = await eventually('the webhook.disabled event', async () => {
+    const r = await sys.call('GET', '/v1/events?type=webhook.disabled', { token: agent });
+    return r.body.items?.length ? r.body.items[0] : undefined;
+  });
+  assert.equal(told.data.webhook.id, hook.id);
+
+  // Disabled, it takes nothing; re-enabled, it takes the next events.
+  await newFile(key, 'while disabled');
+  receiver.script('/down', { statuses: [200] });
+  const enabled = await api(`/webhooks/${hook.id}`, 'PATCH', { bearer: key, body: { is_active: true } });
+  assert.equal(enabled.body.data.is_active, true);
+  assert.equal(enabled.body.data.disabled_reason, null);
+  const before = receiver.at('/down').length;
+  await newFile(key, 'after re-enabling');
+  const next = await eventually('a delivery after re-enabling', async () =>
+    receiver.at('/down').length > before ? receiver.at('/down').at(-1) : undefined,
+  );
+  assert.equal(JSON.parse(next.body).data.context.name, 'after re-enabling');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(receiver.at('/down').length, before + 1, 'the event made while disabled is not sent');
+});
+
+test('[WEBHOOK-REDELIVER] POST /v1/events/{id}/redeliver sends one event again with the same id; a replayed key re-arms nothing more; another principal’s event is 404', async () => {
+  const { key, agent } = await account('redeliver@example.com');
+  await register(key, '/again', ['context.created']);
+  await newFile(key, 'again');
+  const first = await eventually('the first delivery', async () => receiver.at('/again')[0]);
+  const eventId = JSON.parse(first.body).id;
+
+  const r = await sys.call('POST', `/v1/events/${eventId}/redeliver`, { token: agent, key: 'redeliver-1' });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  assert.deepEqual(r.body, { id: eventId, rearmed: true });
+  const second = await eventually('the redelivery', async () => receiver.at('/again')[1]);
+  assert.equal(JSON.parse(second.body).id, eventId, 'receivers deduplicate by the same id');
+  const replay = await sys.call('POST', `/v1/events/${eventId}/redeliver`, { token: agent, key: 'redeliver-1' });
+  assert.equal(replay.status, 201);
+  await new Promise((res) => setTimeout(res, 300));
+  assert.equal(receiver.at('/again').length, 2, 'a replay answers again and sends nothing more');
+
+  const { agent: other } = await account('redeliver-other@example.com');
+  const theirs = await sys.call('POST', `/v1/events/${eventId}/redeliver`, { token: other, key: 'x' });
+  assert.equal(theirs.status, 404);
+  assert.equal(theirs.body.code, 'not_found');
+  const unknown = await sys.call('POST', '/v1/events/evt_nope/redeliver', { token: agent, key: 'y' });
+  assert.equal(unknown.status, 404);
+});
