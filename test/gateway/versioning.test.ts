@@ -289,7 +289,10 @@ test('[VERS-DEPRECATION] the boot check holds the notice period and refuses unre
     ],
     [
       'an unavailable replacement',
-      withMark('getBalance', { since: '2026-12-01', sunset: '2099-01-01', replacement: 'redeliverEvent' }),
+      // Every row is built today, so one is taken out of service for the case.
+      withMark('getBalance', { since: '2026-12-01', sunset: '2099-01-01', replacement: 'redeliverEvent' }).map((op) =>
+        op.id === 'redeliverEvent' ? { ...op, available: false } : op,
+      ),
       /replacement redeliverEvent must be served/,
     ],
     ['the MCP endpoint', withMark('mcpMessage', { since: '2026-12-01', sunset: '2099-01-01' }), /MCP endpoint/],
