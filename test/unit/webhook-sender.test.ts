@@ -5,12 +5,9 @@
 // sockets go only to a loopback receiver. As a last line, net.Socket#connect is guarded for this file: a connection
 // to anything but loopback throws before it is made and fails the test that tried it.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer, request as httpsRequest, type Server } from 'node:https';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, afterEach, before, test } from 'node:test';
 import {
   addressProblem,
@@ -20,6 +17,7 @@ import {
   type SenderOptions,
   urlProblem,
 } from '../../actors/webhooks/sender.ts';
+import { selfSignedCertificate } from '../support/webhook-receiver.ts';
 
 const isLoopback = (host: string) => host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1';
 
@@ -116,32 +114,10 @@ let lastRequest: { headers: Record<string, unknown>; body: string } | null = nul
 const hitsOf = (path: string) => hits.get(path) ?? 0;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'assay-webhook-sender-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-days',
-      '1',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
-  certPem = readFileSync(join(dir, 'cert.pem'), 'utf8');
-  server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert: certPem }, (req, res) => {
+  const cert = selfSignedCertificate();
+  dir = cert.dir;
+  certPem = cert.certPem;
+  server = createServer({ key: readFileSync(cert.keyFile), cert: certPem }, (req, res) => {
     const path = req.url ?? '';
     hits.set(path, hitsOf(path) + 1);
     let body = '';
