@@ -802,6 +802,11 @@ export const requirements = {
     behaviour:
       "assay://events is listed, read as GET /v1/events shows the caller's events (never another principal's), and subscribed to: new events of the principal send notifications/resources/updated on the session's event stream, whichever gateway holds it; none after unsubscribe.",
   },
+  'WEBHOOK-PAGE': {
+    source: 'docs/webhooks.md: Disabling',
+    behaviour:
+      'The account page (headless Chromium) lists the person’s webhooks with name, URL, events, state and registration time; a webhook disabled by failed deliveries shows its reason, and a notice near the top says one was disabled; Re-enable makes it active and Pause makes it inactive, as the API then shows; a foreign form or another person’s webhook id changes nothing.',
+  },
   'SUBS-CYCLES': {
     source: 'docs/subscriptions.md: Cycles',
     behaviour:

@@ -23,6 +23,11 @@ export interface WebContext {
     body: OAuthBody<M>,
     requestId: string,
   ): Promise<{ ok: true; body: OAuthReply<M> } | { ok: false; reply: Extract<BusReply, { ok: false }> }>;
+  /**
+   * One internal operation on the signed-in person's own principal actor, as the principal itself (the way the
+   * context-file API asks it): the account page's webhooks.
+   */
+  principal(op: string, principalId: string, body: unknown, requestId: string): Promise<BusReply>;
 }
 
 export interface WebRoute {
@@ -71,6 +76,16 @@ export class WebFace {
           body,
         });
         return reply.ok ? { ok: true, body: reply.body as never } : { ok: false, reply };
+      },
+      principal(op, principalId, body, requestId) {
+        return o.bus.request(o.names.actorSubject('principal', principalId), {
+          op,
+          requestId,
+          caller: { principalId, agentId: principalId, scopes: [], sandbox: false },
+          params: {},
+          query: {},
+          body,
+        });
       },
     };
   }

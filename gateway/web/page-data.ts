@@ -66,6 +66,19 @@ export interface AccountApiKey {
   lastUsedAt: string | null;
 }
 
+/** A webhook registration as the account page lists it (docs/webhooks.md), without its secret. */
+export interface AccountWebhook {
+  id: string;
+  name: string;
+  url: string;
+  /** The event types it takes. */
+  events: string[];
+  isActive: boolean;
+  /** Why delivery disabled it, or null when it is active or its owner paused it. */
+  disabledReason: string | null;
+  createdAt: string;
+}
+
 export interface AccountPage extends PageFrame {
   email: string;
   principalId: string;
@@ -82,6 +95,8 @@ export interface AccountPage extends PageFrame {
   newApiKey: { name: string; key: string } | null;
   /** Longest name an API key may have (the issue form's `maxlength`). */
   apiKeyNameLengthMax: number;
+  /** The principal's webhooks, newest first; registered on the context-file API, paused or re-enabled here. */
+  webhooks: AccountWebhook[];
   /** The principal's mandate, or null before the first (purchases are refused until one is set). */
   mandate: {
     perItemCapCents: number;

@@ -9,6 +9,7 @@ import {
   operations,
   passwordMinLength,
   textProblem,
+  type WebhookView,
 } from '../../contracts/index.ts';
 import type { WebContext, WebRoute } from './face.ts';
 import { page, parseForm, redirect, safeNext, type WebRequest, type WebResponse } from './http.ts';
@@ -42,6 +43,8 @@ const notices: Record<string, string> = {
   issue_initial_access_token: 'Initial access token issued. Copy it now: it is not shown again.',
   issue_api_key: 'API key issued. Copy it now: it is not shown again.',
   revoke_api_key: 'API key revoked: it stops working now.',
+  enable_webhook: 'Webhook re-enabled: it takes the events made from now on.',
+  pause_webhook: 'Webhook paused: events made while it is paused are not sent to it.',
 };
 
 type Frame = { webUrl: string; signedInAs: string | null; csrf: string };
@@ -93,14 +96,17 @@ async function renderAccount(
       requestId: req.requestId,
       clientAddress: req.clientAddress,
     });
-  const [account, apiKeys, mandates, approvals] = await Promise.all([
+  const [account, apiKeys, webhooks, mandates, approvals] = await Promise.all([
     ctx.oauth('account', { principalId: session.principalId }, req.requestId),
     ctx.oauth('apiKeyList', { principalId: session.principalId }, req.requestId),
+    // A principal holds at most 20 webhooks, so one page of 100 is all of them.
+    ctx.principal('webhook.list', session.principalId, { offset: 0, limit: 100 }, req.requestId),
     read(getMandates, '1'),
     read(getApprovals, '50'),
   ]);
   if (!account.ok) throw new Error(`account refused: ${account.reply.error.message}`);
   if (!apiKeys.ok) throw new Error(`API keys refused: ${apiKeys.reply.error.message}`);
+  if (!webhooks.ok) throw new Error(`webhooks refused: ${webhooks.error.message}`);
   if (approvals.error) throw new Error(`approvals refused: ${approvals.error.message}`);
   const current = (mandates.body as { items?: any[] } | undefined)?.items?.find((m) => m.current && !m.revoked);
   const { frame, setCookie } = frameOf(ctx, req, session);
@@ -122,6 +128,15 @@ async function renderAccount(
         .map((k) => ({ id: k.id, name: k.name, hint: k.hint, createdAt: k.created_at, lastUsedAt: k.last_used_at })),
       newApiKey: extra.newApiKey ?? null,
       apiKeyNameLengthMax,
+      webhooks: (webhooks.body as { items: WebhookView[] }).items.map((w) => ({
+        id: w.id,
+        name: w.name,
+        url: w.url,
+        events: w.events,
+        isActive: w.is_active,
+        disabledReason: w.disabled_reason,
+        createdAt: w.created_at,
+      })),
       mandate: current
         ? {
             perItemCapCents: current.perItemCapCents,
@@ -235,6 +250,26 @@ function approvalDecision(
     }
     if ((done === 'approve') !== (state === 'approved')) {
       return renderAccount(ctx, req, session, { error: `That request was already ${state}.`, status: 409 });
+    }
+    return redirect(`${ctx.config.webUrl}/account?done=${done}`);
+  });
+}
+
+/**
+ * Pause a webhook or re-enable it, through the same operation as the context-file API's `PATCH /webhooks/{id}`.
+ * The principal's actor answers not_found for an id that is not the person's own.
+ */
+function webhookSwitch(path: string, isActive: boolean, done: 'enable_webhook' | 'pause_webhook'): WebRoute {
+  return accountForm(path, async (ctx, req, session) => {
+    const r = await ctx.principal(
+      'webhook.update',
+      session.principalId,
+      { id: req.params.id ?? '', patch: { is_active: isActive } },
+      req.requestId,
+    );
+    if (!r.ok) {
+      if (r.error.code !== 'not_found') throw new Error(`changing a webhook refused: ${r.error.message}`);
+      return renderAccount(ctx, req, session, { error: 'That is not there any more.', status: 404 });
     }
     return redirect(`${ctx.config.webUrl}/account?done=${done}`);
   });
@@ -411,6 +446,8 @@ export function pageRoutes(_config: Config): WebRoute[] {
       }
       return redirect(`${ctx.config.webUrl}/account?done=revoke_api_key`);
     }),
+    webhookSwitch('/account/webhooks/{id}/enable', true, 'enable_webhook'),
+    webhookSwitch('/account/webhooks/{id}/pause', false, 'pause_webhook'),
     accountAction('/account/grants/{id}/revoke', 'revoke_grant', 'id'),
     accountAction('/account/tokens/{id}/revoke', 'revoke_token', 'id'),
     accountAction('/account/clients/{id}/revoke', 'revoke_client', 'id'),

@@ -10,6 +10,7 @@ import type {
   AccountClient,
   AccountGrant,
   AccountPage,
+  AccountWebhook,
   ConsentPage,
   DeviceConfirmPage,
   DeviceEntryPage,
@@ -194,6 +195,7 @@ ${noticeStatus(data.notice)}
 ${data.error !== null && html`<div class="alert error" role="alert"><p>${data.error}</p></div>`}
 ${data.newInitialAccessToken !== null && newTokenPanel(data.newInitialAccessToken)}
 ${data.newApiKey !== null && newApiKeyPanel(data.newApiKey, data.apiUrl)}
+${data.webhooks.some((w) => w.disabledReason !== null) && disabledWebhooksNotice()}
 <dl class="facts">
 <dt>Email</dt><dd>${data.email}</dd>
 <dt>Principal id</dt><dd><code>${data.principalId}</code></dd>
@@ -206,6 +208,7 @@ ${data.newApiKey !== null && newApiKeyPanel(data.newApiKey, data.apiUrl)}
 <li><a href="#clients">Registered clients</a></li>
 <li><a href="#initial-access-tokens">Initial access tokens</a></li>
 <li><a href="#api-keys">API keys</a></li>
+<li><a href="#webhooks">Webhooks</a></li>
 </ul>
 </nav>
 ${approvalsSection(data)}
@@ -213,7 +216,8 @@ ${mandateSection(data)}
 ${grantsSection(data)}
 ${clientsSection(data)}
 ${initialAccessTokensSection(data)}
-${apiKeysSection(data)}`,
+${apiKeysSection(data)}
+${webhooksSection(data)}`,
   );
 }
 
@@ -464,6 +468,58 @@ function newApiKeyPanel(k: { name: string; key: string }, apiUrl: string): SafeH
 <code class="secret">${k.key}</code>
 <p class="muted">Your program sends it as <code>Authorization: Bearer …</code> to <code>${apiUrl}/v1/contexts</code>.</p>
 </section>`;
+}
+
+/** Near the top of the page while a webhook stays disabled: delivery stopped, and nothing is sent until it is re-enabled. */
+function disabledWebhooksNotice(): SafeHtml {
+  return html`<div class="alert error" id="webhooks-disabled-notice"><p><strong>A webhook was disabled because its deliveries kept failing.</strong> Nothing is sent to it until you re-enable it: <a href="#webhooks">see your webhooks</a>.</p></div>`;
+}
+
+function webhooksSection(data: AccountPage): SafeHtml {
+  return html`<section class="part" id="webhooks" aria-labelledby="webhooks-heading">
+<h2 id="webhooks-heading">Webhooks</h2>
+<p>Webhooks send your events to your HTTPS endpoints as they happen. A webhook whose deliveries keep failing is disabled; re-enable it here once its endpoint works again. Pausing one stops its deliveries: events made while it is paused are not sent later.</p>
+<p>Webhooks are registered, changed and deleted on the context-file API with an API key: <code>POST ${data.apiUrl}/v1/webhooks</code> (described in <a href="${data.apiUrl}/v1/openapi.json">its OpenAPI document</a> and in <code>docs/webhooks.md</code>).</p>
+${
+  data.webhooks.length === 0
+    ? html`<p class="empty">You have no webhooks.</p>`
+    : html`<div class="table-wrap" role="region" aria-labelledby="webhooks-caption" tabindex="0">
+<table>
+<caption id="webhooks-caption">Your webhooks, newest first</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">URL and events</th><th scope="col">State</th><th scope="col">Registered</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<tbody>${data.webhooks.map((w) => webhookRow(data, w))}</tbody>
+</table>
+</div>`
+}
+</section>`;
+}
+
+function webhookRow(frame: PageFrame, w: AccountWebhook): SafeHtml {
+  const state = w.isActive ? html`Active` : w.disabledReason === null ? html`Paused` : html`<strong>Disabled</strong>`;
+  const button = w.isActive
+    ? html`<form method="post" action="/account/webhooks/${encode(w.id)}/pause">${csrfField(frame)}<button type="submit" class="button secondary small">Pause<span class="visually-hidden"> the webhook ${w.name}</span></button></form>`
+    : html`<form method="post" action="/account/webhooks/${encode(w.id)}/enable">${csrfField(frame)}<button type="submit" class="button primary small">Re-enable<span class="visually-hidden"> the webhook ${w.name}</span></button></form>`;
+  // The reason gets a row of its own, under its webhook, worded to stand alone when read out of the table.
+  return html`<tr>
+<th scope="row">${w.name}</th>
+<td>${breakableUrl(w.url)}<span class="hint">takes ${w.events.map((e, i) => html`${i > 0 && ', '}<code>${e}</code>`)}</span></td>
+<td>${state}</td>
+<td>${time(w.createdAt)}</td>
+<td>${button}</td>
+</tr>${
+    w.disabledReason !== null &&
+    html`
+<tr><td colspan="4"><div class="alert error"><p><strong>${w.name} was disabled:</strong> ${w.disabledReason}. Re-enable it once its endpoint answers 2xx again.</p></div></td><td></td></tr>`
+  }`;
+}
+
+/** A URL that may wrap before each `/` of its path, so a long one does not widen the table past the page. */
+function breakableUrl(url: string): SafeHtml {
+  const at = url.indexOf('://') + 3;
+  return html`${url.slice(0, at)}${url
+    .slice(at)
+    .split('/')
+    .map((part, i) => html`${i > 0 && html`<wbr>/`}${part}`)}`;
 }
 
 // ----- consent and device -----
