@@ -118,14 +118,16 @@ export async function claimDueDeliveries(
       ) c
       WHERE r.free > 0
     ), picked AS (
+      -- Locked by primary key; the state is checked again by the update (a partial-index plan here would walk a
+      -- webhook's whole backlog for each row).
       SELECT d.webhook_id, d.event_id FROM webhook_deliveries d JOIN candidates c USING (webhook_id, event_id)
-      WHERE d.state = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until <= now())
       ORDER BY c.due_at LIMIT ${o.limit}
       FOR UPDATE OF d SKIP LOCKED
     ), claimed AS (
       UPDATE webhook_deliveries d
       SET claimed_until = now() + make_interval(secs => ${o.leaseMs / 1000}), attempts = d.attempts + 1
-      FROM picked p WHERE d.webhook_id = p.webhook_id AND d.event_id = p.event_id
+      FROM picked p WHERE d.webhook_id = p.webhook_id AND d.event_id = p.event_id AND d.state = 'pending'
+        AND (d.claimed_until IS NULL OR d.claimed_until <= now())
       RETURNING d.webhook_id, d.event_id, d.principal_id, d.attempts
     )
     SELECT c.*, w.url, w.secret, w.previous_secret, w.previous_secret_until,

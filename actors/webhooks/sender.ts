@@ -38,7 +38,8 @@ function agentFor(address: string, port: string, name: string): Agent {
   if (agent) {
     agents.delete(key);
   } else {
-    agent = new Agent({ keepAlive: true, keepAliveMsecs: 1000, maxSockets: 16, maxFreeSockets: 4, timeout: 30_000 });
+    // No cap on sockets here: many webhooks may share one host, and each is bounded by delivery's per-webhook cap.
+    agent = new Agent({ keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: 16, timeout: 30_000 });
     if (agents.size >= agentsMax) {
       const [oldest, a] = agents.entries().next().value as [string, Agent];
       a.destroy();
