@@ -472,24 +472,6 @@ export const EventQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const WebhookRegistrationRequest = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    url: Type.String({ format: 'uri', pattern: '^https://' }),
-    events: Type.Array(EventType, { minItems: 1, uniqueItems: true }),
-  },
-  { additionalProperties: false },
-);
-export const WebhookRegistration = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  url: Type.String(),
-  events: Type.Array(EventType),
-  secret: Type.String({ description: 'The signing secret; shown only at creation.' }),
-  is_active: Type.Boolean(),
-  created_at: Timestamp(),
-});
-
 /** A mandate as the principal actor keeps it. */
 export const MandateRecord = Type.Object({
   id: Uuid(),
