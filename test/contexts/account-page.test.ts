@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { contextCall } from '../support/context-api.ts';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, loopbackContext, screenshot } from '../support/browser.ts';
+import { launchBrowser, loopbackContext, screenshot, signInToAccount } from '../support/browser.ts';
 import { signUp, type WebJar } from '../support/oauth.ts';
 import { startSystem, type TestSystem } from '../support/system.ts';
 
@@ -43,11 +43,7 @@ test('[CONTEXT-KEYS-PAGE] a person issues a key on the account page, sees it onc
   const { context, refused } = await loopbackContext(browser, { viewport: { width: 1280, height: 900 } });
   const page: Page = await context.newPage();
   try {
-    await page.goto(`${sys.baseUrl}/signin?next=/account`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: /sign in/i }).click();
-    await page.getByRole('heading', { name: 'Your account' }).waitFor();
+    await signInToAccount(page, sys.baseUrl, email, password);
     const section = page.locator('#api-keys');
     await section.getByText('You have no API keys.').waitFor();
 

@@ -4,31 +4,21 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { plans } from '../../contracts/index.ts';
 import { issueApiKey } from '../support/context-api.ts';
-import { freePort } from '../support/env.ts';
 import { signUp, type WebJar } from '../support/oauth.ts';
-import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
+import { type ExtraGateway, startExtraGateway } from '../support/processes.ts';
 import { eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
 
 let sys: TestSystem;
-let second: { apiUrl: string; p: RoleProcess };
+let second: ExtraGateway;
 /** A gateway with ASSAY_CONTEXT_RATE_LIMIT=off, as the benchmark runs one. */
-let unlimited: { apiUrl: string; p: RoleProcess };
-
-async function startGateway(extra: Record<string, string> = {}) {
-  const port = await freePort();
-  const apiPort = await freePort();
-  const apiUrl = `http://127.0.0.1:${apiPort}`;
-  const p = await startRoleProcess(
-    'gateway',
-    { ...sys.env, PORT: String(port), ASSAY_API_PORT: String(apiPort), ASSAY_API_URL: apiUrl, ...extra },
-    'gateway listening',
-  );
-  return { apiUrl, p };
-}
+let unlimited: ExtraGateway;
 
 before(async () => {
   sys = await startSystem({ ASSAY_DEFAULT_PLAN: 'free' });
-  [second, unlimited] = await Promise.all([startGateway(), startGateway({ ASSAY_CONTEXT_RATE_LIMIT: 'off' })]);
+  [second, unlimited] = await Promise.all([
+    startExtraGateway(sys.env),
+    startExtraGateway(sys.env, { ASSAY_CONTEXT_RATE_LIMIT: 'off' }),
+  ]);
 });
 after(async () => {
   second?.p.child.kill('SIGKILL');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { Clock } from '../../actors/index.ts';
-import { launchBrowser, loopbackContext, screenshot } from '../support/browser.ts';
+import { launchBrowser, loopbackContext, screenshot, signInToAccount } from '../support/browser.ts';
 import { registerSeller, registerWithScopes, verifiedListing } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { accountWithClient, approvedTokens, discover, type oauth } from '../support/oauth.ts';
@@ -244,11 +244,7 @@ test('[FLEET-APPROVAL-PAGE] on the account page a person sets the threshold, see
   const { context } = await loopbackContext(browser, { viewport: { width: 1280, height: 900 } });
   const page: Page = await context.newPage();
   try {
-    await page.goto(`${sys.baseUrl}/signin?next=/account`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill('correct horse battery staple');
-    await page.getByRole('button', { name: /sign in/i }).click();
-    await page.getByRole('heading', { name: 'Your account' }).waitFor();
+    await signInToAccount(page, sys.baseUrl, email, 'correct horse battery staple');
 
     await page.getByLabel(/most an agent may pay/i).fill('10000');
     await page.getByLabel(/ask me before any purchase above/i).fill(String(threshold));

@@ -4,15 +4,14 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { agentBucket, plans } from '../../contracts/index.ts';
-import { freePort } from '../support/env.ts';
 import { registerWithScopes } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { connectMcp, outcome } from '../support/mcp.ts';
-import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
+import { type ExtraGateway, startExtraGateway } from '../support/processes.ts';
 import { type Agent, runCli, startSystem, type TestSystem } from '../support/system.ts';
 
 let sys: TestSystem;
-let second: { url: string; p: RoleProcess };
+let second: ExtraGateway;
 
 /** The Free plan's top-up bucket of one agent: 2 tokens, one more every 20 s, so a burst's outcome is exact. */
 const topupBurst = agentBucket(plans.free.principal.topup).burst;
@@ -20,14 +19,7 @@ const readBurst = agentBucket(plans.free.principal.read).burst;
 
 before(async () => {
   sys = await startSystem({ ASSAY_DEFAULT_PLAN: 'free' });
-  const port = await freePort();
-  const apiPort = await freePort();
-  const p = await startRoleProcess(
-    'gateway',
-    { ...sys.env, PORT: String(port), ASSAY_API_PORT: String(apiPort) },
-    'gateway listening',
-  );
-  second = { url: `http://127.0.0.1:${port}`, p };
+  second = await startExtraGateway(sys.env);
 });
 after(async () => {
   second?.p.child.kill('SIGKILL');

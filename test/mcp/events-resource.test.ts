@@ -9,10 +9,9 @@ import { after, before, test } from 'node:test';
 import { ErrorCode, McpError, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import pino from 'pino';
 import { ResourceUpdates, updateEveryMsMin } from '../../gateway/mcp/updates.ts';
-import { freePort } from '../support/env.ts';
 import { isTypedError } from '../support/http.ts';
 import { connectMcp, type McpConnection } from '../support/mcp.ts';
-import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
+import { type ExtraGateway, startExtraGateway } from '../support/processes.ts';
 import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
 import { mintToken } from '../support/tokens.ts';
 
@@ -23,18 +22,11 @@ const notifiedWithinMs = 5000;
 const quietMs = 600;
 
 let sys: TestSystem;
-let second: { url: string; p: RoleProcess };
+let second: ExtraGateway;
 
 before(async () => {
   sys = await startSystem();
-  const port = await freePort();
-  const apiPort = await freePort();
-  const p = await startRoleProcess(
-    'gateway',
-    { ...sys.env, PORT: String(port), ASSAY_API_PORT: String(apiPort) },
-    'gateway listening',
-  );
-  second = { url: `http://127.0.0.1:${port}`, p };
+  second = await startExtraGateway(sys.env);
 });
 after(async () => {
   second.p.child.kill('SIGKILL');

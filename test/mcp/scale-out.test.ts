@@ -3,29 +3,21 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { freePort } from '../support/env.ts';
 import { isTypedError } from '../support/http.ts';
 import { connectMcp, outcome, rawMcp } from '../support/mcp.ts';
-import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
+import { type ExtraGateway, startExtraGateway } from '../support/processes.ts';
 import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
 
 let sys: TestSystem;
 let agent: Agent;
-const gateways: { url: string; p: RoleProcess }[] = [];
+const gateways: ExtraGateway[] = [];
 
 before(async () => {
   sys = await startSystem();
   agent = await sys.register();
   for (let i = 0; i < 2; i++) {
-    const port = await freePort();
-    const apiPort = await freePort();
     // Same ASSAY_BASE_URL (the public URL tokens are issued for), own listening port.
-    const p = await startRoleProcess(
-      'gateway',
-      { ...sys.env, PORT: String(port), ASSAY_API_PORT: String(apiPort) },
-      'gateway listening',
-    );
-    gateways.push({ url: `http://127.0.0.1:${port}`, p });
+    gateways.push(await startExtraGateway(sys.env));
   }
 });
 after(async () => {

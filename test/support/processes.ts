@@ -58,6 +58,30 @@ export async function startRoleProcess(
   return { child, output: () => out, exited };
 }
 
+/** Another gateway process of a running system: same NATS, namespace and public URLs, its own listening ports. */
+export interface ExtraGateway {
+  /** Its own `{base_url}` listener. */
+  url: string;
+  /** Its own `{api_url}` listener (the context-file API). */
+  apiUrl: string;
+  p: RoleProcess;
+}
+
+export async function startExtraGateway(
+  env: Record<string, string>,
+  extra: Record<string, string> = {},
+): Promise<ExtraGateway> {
+  const port = await freePort();
+  const apiPort = await freePort();
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const p = await startRoleProcess(
+    'gateway',
+    { ...env, PORT: String(port), ASSAY_API_PORT: String(apiPort), ASSAY_API_URL: apiUrl, ...extra },
+    'gateway listening',
+  );
+  return { url: `http://127.0.0.1:${port}`, apiUrl, p };
+}
+
 export interface NatsServerProcess {
   url: string;
   port: number;

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, loopbackContext, screenshot } from '../support/browser.ts';
+import { launchBrowser, loopbackContext, screenshot, signInToAccount } from '../support/browser.ts';
 import { type ContextRequest, contextCall, issueApiKey } from '../support/context-api.ts';
 import { signUp, type WebJar } from '../support/oauth.ts';
 import { eventually, startSystem, type TestSystem } from '../support/system.ts';
@@ -78,11 +78,7 @@ test('[WEBHOOK-PAGE] a webhook disabled by failed deliveries is on the account p
   const { context, refused } = await loopbackContext(browser, { viewport: { width: 1280, height: 900 } });
   const page: Page = await context.newPage();
   try {
-    await page.goto(`${sys.baseUrl}/signin?next=/account`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: /sign in/i }).click();
-    await page.getByRole('heading', { name: 'Your account' }).waitFor();
+    await signInToAccount(page, sys.baseUrl, email, password);
 
     // The notice near the top links to the section.
     const notice = page.locator('#webhooks-disabled-notice');
