@@ -24,6 +24,7 @@ import {
   machineSpeed,
   peakRssMiB,
   registerAgents,
+  warmUpListings,
   usageByGroup,
   usagePerUnit,
   wrk,
@@ -95,21 +96,7 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number, code: 
     const tokens = await registerAgents(baseUrl, Number(values.agents));
     const url = `${baseUrl}/v1/orders`;
     const files = { LISTINGS_FILE: listings };
-    // Warm up until every listing has been bought once, so the run measures the steady state (quotes cached, listing
-    // actors active) rather than a cold cache whose share of the run grows as the machine gets slower.
-    let walked = 0;
-    while (walked < listings.length) {
-      const warm = await wrk({
-        url,
-        script,
-        tokens,
-        files,
-        seconds: 5,
-        connections,
-        env: { COUNTER_START: String(walked) },
-      });
-      walked += warm.requests;
-    }
+    const walked = await warmUpListings({ url, script, tokens, files, connections, listingCount: listings.length });
     const jsm = await jetstreamManager(nc);
     const stream = `${env.ASSAY_NAMESPACE!.toUpperCase()}_LEDGER`;
     const startedAt = new Date();

@@ -165,8 +165,12 @@ export function peakRssMiB(pid: number): number {
   return Math.round(kb / 1024);
 }
 
-export async function registerAgents(baseUrl: string, n: number): Promise<string[]> {
-  const tokens: string[] = [];
+/** Sandbox agents, registered 32 at a time: each one's token and principal. */
+export async function registerSandboxAgents(
+  baseUrl: string,
+  n: number,
+): Promise<{ token: string; principalId: string }[]> {
+  const agents: { token: string; principalId: string }[] = [];
   let next = 0;
   await Promise.all(
     Array.from({ length: 32 }, async () => {
@@ -174,11 +178,44 @@ export async function registerAgents(baseUrl: string, n: number): Promise<string
         next++;
         const r = await call(baseUrl, 'POST', '/sandbox/agents', { body: {} });
         if (r.status !== 201) throw new Error(`registration failed: ${r.status} ${JSON.stringify(r.body)}`);
-        tokens.push(r.body.token);
+        agents.push({ token: r.body.token, principalId: r.body.principal_id });
       }
     }),
   );
-  return tokens;
+  return agents;
+}
+
+export async function registerAgents(baseUrl: string, n: number): Promise<string[]> {
+  return (await registerSandboxAgents(baseUrl, n)).map((a) => a.token);
+}
+
+/**
+ * Buy until every listing has been bought once, so a run measures the steady state (quotes cached, listing actors
+ * active) rather than a cold cache whose share of the run grows as the machine gets slower. Answers how many
+ * listings were walked: the counter the measured run starts from.
+ */
+export async function warmUpListings(o: {
+  url: string;
+  script: string;
+  tokens: string[];
+  files: Record<string, string[]>;
+  connections: number;
+  listingCount: number;
+}): Promise<number> {
+  let walked = 0;
+  while (walked < o.listingCount) {
+    const warm = await wrk({
+      url: o.url,
+      script: o.script,
+      tokens: o.tokens,
+      files: o.files,
+      seconds: 5,
+      connections: o.connections,
+      env: { COUNTER_START: String(walked) },
+    });
+    walked += warm.requests;
+  }
+  return walked;
 }
 
 export interface WrkResult {

@@ -29,7 +29,16 @@ import { call } from '../support/http.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import { dropEnv } from '../support/system.ts';
 import { selfSignedCertificate, startWebhookReceiver } from '../support/webhook-receiver.ts';
-import { ensureWrk, machineSpeed, peakRssMiB, usageByGroup, usagePerUnit, wrk } from './support.ts';
+import {
+  ensureWrk,
+  machineSpeed,
+  peakRssMiB,
+  registerSandboxAgents,
+  usageByGroup,
+  usagePerUnit,
+  warmUpListings,
+  wrk,
+} from './support.ts';
 
 /** A body the size of an order event, signed as the worker signs it. */
 function sampleDelivery(): { body: string; headers: Record<string, string> } {
@@ -127,28 +136,6 @@ async function main(): Promise<void> {
 
   ensureWrk();
 
-  interface Buyer {
-    token: string;
-    principalId: string;
-  }
-
-  /** Sandbox buyers: a token and its principal each. */
-  async function registerBuyers(baseUrl: string, n: number): Promise<Buyer[]> {
-    const buyers: Buyer[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 32 }, async () => {
-        while (next < n) {
-          next++;
-          const r = await call(baseUrl, 'POST', '/sandbox/agents', { body: {} });
-          if (r.status !== 201) throw new Error(`registration failed: ${r.status} ${JSON.stringify(r.body)}`);
-          buyers.push({ token: r.body.token, principalId: r.body.principal_id });
-        }
-      }),
-    );
-    return buyers;
-  }
-
   const cert = selfSignedCertificate();
   const receiver = await startWebhookReceiver(cert);
   const env = await systemEnv({
@@ -193,7 +180,7 @@ async function main(): Promise<void> {
     ).map((r) => r.id);
     const files = { LISTINGS_FILE: listings };
     const baseUrl = env.ASSAY_BASE_URL!;
-    const buyers = await registerBuyers(baseUrl, accountCount);
+    const buyers = await registerSandboxAgents(baseUrl, accountCount);
 
     // Each buyer's webhook, registered on {api_url}/v1/webhooks with a live context token for its principal.
     const keySql = postgres(env.DATABASE_URL!, { max: 1, onnotice: () => {} });
@@ -244,19 +231,7 @@ async function main(): Promise<void> {
     // deliveries it made drain, so the measured window starts from an empty queue.
     const tokens = buyers.map((b) => b.token);
     const url = `${baseUrl}/v1/orders`;
-    let walked = 0;
-    while (walked < listings.length) {
-      const warm = await wrk({
-        url,
-        script,
-        tokens,
-        files,
-        seconds: 5,
-        connections,
-        env: { COUNTER_START: String(walked) },
-      });
-      walked += warm.requests;
-    }
+    const walked = await warmUpListings({ url, script, tokens, files, connections, listingCount: listings.length });
     const warmDrain = await drain(120_000);
     await sleep(1000);
     receiver.received.length = 0;
