@@ -46,3 +46,6 @@ export {
 } from './verification/judges/index.ts';
 export { buildReport, meetsFloor, signReport } from './verification/report.ts';
 export { runVerifier, verifyEdition } from './verification/worker.ts';
+export { paymentsService } from './payments/service.ts';
+export { runPayoutSchedule } from './payments/payouts.ts';
+export { processorOf, verifiedEvent } from './payments/processor.ts';

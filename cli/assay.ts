@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=32 --import tsx
 // The `assay` command. Server roles: `serve` (all roles in one process), `gateway`, `actors`, `workers`.
-// Operator commands: `rebuild-projections`, `mint-token`, `rotate-key`, `errata`, `plan`.
+// Operator commands: `rebuild-projections`, `mint-token`, `rotate-key`, `errata`, `plan`, `payouts`.
 import { parseArgs } from 'node:util';
 import {
   ensureActiveKey,
@@ -15,6 +15,7 @@ import { loadConfig, names as namesOf } from '../contracts/index.ts';
 import { healthAlerts, listingProjection, openHealthBucket, parkedFacts, rebuildProjection } from '../storage/index.ts';
 import { errataCommand } from './errata.ts';
 import { judgeCommand } from './judge.ts';
+import { payoutsCommand } from './payouts.ts';
 import { planCommand } from './plan.ts';
 import { allRoles, makeLogger, openDatabase, openNats, type Role, StartupError, startRoles } from './roles.ts';
 import { verifyReportCommand } from './verify.ts';
@@ -42,6 +43,9 @@ operator commands:
   errata list           open and close judge errata (operator only; writes the database directly)
   plan set <principal> free|pro|enterprise
   plan show <principal> put a principal on a plan (its agent-route rate limits and daily quotas), or show its plan
+  payouts run [<principal>]
+                        transfer released, unpaid live accruals to enabled sellers (or one) through the
+                        payment processor; prints a summary of the run (exit 2 if a seller failed)
   judge eval <file.jsonl> [--version <v>]
                         judge labelled claims (JSON lines: passage, claim, label, kind) with the configured
                         judge (ASSAY_JUDGE) and print one line per claim, then balanced accuracy, sensitivity
@@ -161,6 +165,8 @@ async function main(argv: string[]): Promise<number> {
       return judgeCommand(config, rest);
     case 'plan':
       return planCommand(config, rest);
+    case 'payouts':
+      return payoutsCommand(config, rest);
     default:
       console.error(usage);
 

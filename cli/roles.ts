@@ -29,6 +29,8 @@ import {
   runWebhookDelivery,
   senderOptionsOf,
   webhooksService,
+  paymentsService,
+  runPayoutSchedule,
   eventsOf,
   principalFactsOf,
   principalBehaviour,
@@ -201,6 +203,7 @@ export async function startRoles(
       serveService(nc, names, 'oauth', oauthService({ ...deps, revoked: buckets.revoked, log }), log),
       serveService(nc, names, 'skills', await skillsService({ ...deps, log }), log),
       serveService(nc, names, 'webhooks', webhooksService({ sql, sender: senderOptionsOf(config) }), log),
+      serveService(nc, names, 'payments', paymentsService({ nc, sql, names, config, log }), log),
     ];
     // Jobs that run once per deployment: the worker holding a job's lease runs it, another takes over on failure.
     const singleton = (name: string, run: (signal: AbortSignal) => Promise<void>) =>
@@ -226,6 +229,14 @@ export async function startRoles(
       // After each commit it tells gateways whose events it wrote (notifications of the MCP resource assay://events).
       await singleton('events_projector', (signal) => runProjection(nc, sql, eventsOf(names, nc), projector, signal)),
       await singleton('settlement_sweeper', (signal) => runSettlementSweeper(settlementDeps, signal)),
+      // Seller payouts on a schedule, by one worker at a time (`assay payouts run` asks for one at once).
+      ...(config.payoutIntervalMs > 0 && config.stripeSecretKey
+        ? [
+            await singleton('payout_run', (signal) =>
+              runPayoutSchedule({ nc, sql, names, config, log }, config.payoutIntervalMs, signal),
+            ),
+          ]
+        : []),
     ];
     // Every worker verifies: the VERIFY work queue hands each edition to one of them.
     const verifying = new AbortController();

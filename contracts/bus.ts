@@ -11,7 +11,16 @@ export const actorKinds = {
 } as const;
 export type ActorKind = keyof typeof actorKinds;
 
-export type ServiceName = 'sandbox' | 'auth' | 'ledger' | 'catalog' | 'delivery' | 'oauth' | 'skills' | 'webhooks';
+export type ServiceName =
+  | 'sandbox'
+  | 'auth'
+  | 'ledger'
+  | 'catalog'
+  | 'delivery'
+  | 'oauth'
+  | 'skills'
+  | 'webhooks'
+  | 'payments';
 
 /** FNV-1a over the id's UTF-16 code units: stable across processes, languages and restarts. */
 export function shardOf(actorId: string, shardCount: number): number {

@@ -316,6 +316,33 @@ export const configKeys = {
     'A PEM file of extra certificate authorities webhook deliveries trust (for a test receiver), beside the system ones.',
     '(none)',
   ),
+  stripeSecretKey: key(
+    'STRIPE_SECRET_KEY',
+    '',
+    str,
+    'Secret key of the payment processor (Stripe) for live top-ups, saved cards and seller payouts (docs/money.md); unset, those answer 503 unavailable saying the processor is not configured.',
+    '(none)',
+  ),
+  stripeWebhookSecret: key(
+    'STRIPE_WEBHOOK_SECRET',
+    '',
+    str,
+    'Signing secret (whsec_...) of the processor webhook at POST /api/stripe/webhook; unset, that route refuses every event.',
+    '(none)',
+  ),
+  stripeApiBase: key(
+    'STRIPE_API_BASE',
+    '',
+    str,
+    "Where the processor's API is, as http(s)://host:port, for a local processor that speaks Stripe's protocol (tests, laptops); unset: Stripe's own.",
+    '(none)',
+  ),
+  payoutIntervalMs: key(
+    'ASSAY_PAYOUT_INTERVAL_MS',
+    86_400_000,
+    int(0, 30 * 86_400_000),
+    'How often workers run the seller payout run (transfers of released, unpaid accruals to enabled sellers); 0 turns the schedule off (`assay payouts run` still works).',
+  ),
   subscriptionPollMs: key(
     'ASSAY_SUBSCRIPTION_POLL_MS',
     1000,

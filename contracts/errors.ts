@@ -1,7 +1,7 @@
 // The closed error registry of the agent API. Every error on every agent route is one of these codes, with the
 // status, remediation and retryable flag given here. Codes are stable API: never rename or reuse one.
 //
-// The spec fixes the status of seven codes; for the other nine (its eight and order_refunded, ours) we chose from 400/401/403/404/409/413/422/429/503
+// The spec fixes the status of seven codes; for the others (its eight, and order_refunded and the three card codes, ours) we chose from 400/401/403/404/409/413/422/429/503
 // and say why in `statusReason`. Order is precedence: when several refusals apply to one request, the one listed
 // first wins (authentication before scope before validation before business rules). Route matching comes before
 // the table: an unknown route is `not_found` whatever else is wrong (a route not built yet still checks the token
@@ -121,6 +121,32 @@ export const errorTable = {
     title: 'The order was refunded (its report missed the floor, or none arrived), so it has no content to deliver.',
     statusReason:
       "The request is valid but conflicts with the order's final state, which no retry changes: 409, as for floor_not_met.",
+  },
+  payment_method_required: {
+    status: 409,
+    remediation: 'save_a_card',
+    retryable: false,
+    title:
+      'A live top-up charges the card the principal saved, and none is saved: a person saves one on the account page.',
+    statusReason:
+      'The request is valid but conflicts with what the principal holds (no card); saving one resolves it: 409.',
+  },
+  card_declined: {
+    status: 409,
+    remediation: 'save_another_card',
+    retryable: false,
+    title:
+      "The payment processor declined the saved card (the message carries the processor's decline code); nothing was charged or credited.",
+    statusReason:
+      'The card, not the request, is refused: 409 like the other refusals the caller resolves by changing state. 402 is not among the statuses agent routes answer.',
+  },
+  card_authentication_required: {
+    status: 409,
+    remediation: 'save_another_card',
+    retryable: false,
+    title:
+      'The bank wants the cardholder present to authenticate this payment, which an off-session top-up cannot do; nothing was charged or credited.',
+    statusReason: 'As card_declined: the saved card conflicts with an off-session charge.',
   },
   unavailable: {
     status: 503,

@@ -30,12 +30,17 @@ interface FactBase {
   idempotency?: IdempotencyRecord;
 }
 
-/** Credits landed: a sandbox top-up, the sandbox grant at registration, or (later) a confirmed payment. */
+/**
+ * Credits landed: a sandbox top-up, the sandbox grant at registration, or a card payment the processor confirmed
+ * (`card_topup`, written only from its signed webhook, once per PaymentIntent).
+ */
 export interface CreditedFact extends FactBase {
   type: 'credited';
-  source: 'sandbox_topup' | 'sandbox_grant';
+  source: 'sandbox_topup' | 'sandbox_grant' | 'card_topup';
   amountCents: number;
   topupId: string;
+  /** The processor's PaymentIntent of a card top-up. */
+  paymentIntentId?: string;
   /** A sandbox grant also sets the new principal's test mandate, in the same fact. */
   mandate?: MandateRecord;
 }
@@ -221,8 +226,82 @@ export interface SkillDeletedFact extends FactBase {
 }
 
 /** Facts on a principal's ledger subject (`<ns>.ledger.<principalId>`). */
+/** The card a person saved through the processor's checkout: live top-ups charge it off-session (docs/money.md). */
+export interface PaymentMethodSavedFact extends FactBase {
+  type: 'payment_method_saved';
+  card: SavedCard;
+}
+
+export interface SavedCard {
+  customerId: string;
+  paymentMethodId: string;
+  brand: string;
+  last4: string;
+  savedAt: string;
+}
+
+/**
+ * A live top-up the processor accepted: its PaymentIntent was created and confirmed off-session. Nothing is
+ * credited: `credited` (source `card_topup`) follows when the processor's webhook confirms the payment.
+ */
+export interface TopupRequestedFact extends FactBase {
+  type: 'topup_requested';
+  topupId: string;
+  paymentIntentId: string;
+  amountCents: number;
+}
+
+/** The processor reported a live top-up's payment failed (its webhook): nothing was credited. */
+export interface TopupFailedFact extends FactBase {
+  type: 'topup_failed';
+  topupId: string;
+  paymentIntentId: string;
+  amountCents: number;
+  code: string;
+  declineCode: string | null;
+  message: string;
+}
+
+/** The seller's connected account at the processor, as its latest `account.updated` (or onboarding start) says. */
+export interface PayoutAccountUpdatedFact extends FactBase {
+  type: 'payout_account_updated';
+  accountId: string;
+  payoutsEnabled: boolean;
+}
+
+/**
+ * A payout run took the seller's released accruals in (fromSeq, throughSeq] of the LEDGER stream, `amountCents`
+ * in all, for one transfer: recorded before the processor is asked, so a crash and a rerun resume this transfer
+ * (same idempotency key) and never start a second one for the same accruals.
+ */
+export interface PayoutStartedFact extends FactBase {
+  type: 'payout_started';
+  transferId: string;
+  accountId: string;
+  amountCents: number;
+  fromSeq: number;
+  throughSeq: number;
+}
+
+/** The processor made the transfer (`paid`), or refused it (`failed`: the accruals are owed again). */
+export interface PayoutFinishedFact extends FactBase {
+  type: 'payout_finished';
+  transferId: string;
+  accountId: string;
+  amountCents: number;
+  outcome: 'paid' | 'failed';
+  processorTransferId: string | null;
+  failure: string | null;
+}
+
 export type LedgerFact =
   | CreditedFact
+  | PaymentMethodSavedFact
+  | TopupRequestedFact
+  | TopupFailedFact
+  | PayoutAccountUpdatedFact
+  | PayoutStartedFact
+  | PayoutFinishedFact
   | CallRecordedFact
   | MandateSetFact
   | MandateRevokedFact

@@ -163,6 +163,7 @@ export {
 } from './okf.ts';
 export * from './skill.ts';
 export * from './webhook.ts';
+export * from './payments.ts';
 export type {
   ApprovalDecidedFact,
   ApprovalRequestedFact,
@@ -184,7 +185,14 @@ export type {
   MandateRevokedFact,
   MandateSetFact,
   PlanSetFact,
+  PaymentMethodSavedFact,
+  PayoutAccountUpdatedFact,
+  PayoutFinishedFact,
+  PayoutStartedFact,
+  SavedCard,
   SubscriptionChangedFact,
+  TopupFailedFact,
+  TopupRequestedFact,
 } from './facts.ts';
 
 export { jsonDepthMax, jsonValueProblem, storableText, textProblem } from './text.ts';

@@ -9,6 +9,7 @@ import * as C from './context.ts';
 import * as O from './okf.ts';
 import * as K from './skill.ts';
 import * as W from './webhook.ts';
+import * as P from './payments.ts';
 import * as S from './schemas.ts';
 
 export interface InternalOperation {
@@ -733,6 +734,106 @@ export const internalOperations = [
     body: W.WebhookAttemptsCommand,
     reply: W.WebhookAttemptsReply,
     summary: 'The newest delivery attempts of one of the caller’s webhooks.',
+  }),
+  internal({
+    id: 'billing.get',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: P.BillingGetCommand,
+    reply: P.BillingView,
+    summary: "The principal's saved card, connected account and payout position (docs/money.md).",
+  }),
+  internal({
+    id: 'billing.card_saved',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: P.CardSavedCommand,
+    reply: P.BillingView,
+    summary: 'Record the card a person saved at the processor (from its checkout.session.completed webhook).',
+  }),
+  internal({
+    id: 'topup.settle',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: P.TopupSettleCommand,
+    reply: P.TopupSettled,
+    summary: 'Credit a live top-up the processor confirmed, or record its failure; once per PaymentIntent.',
+  }),
+  internal({
+    id: 'payout.account',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: P.PayoutAccountCommand,
+    reply: P.BillingView,
+    summary: "Record the seller's connected account and whether the processor lets it receive payouts.",
+  }),
+  internal({
+    id: 'payout.begin',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: P.PayoutBeginCommand,
+    reply: P.PayoutBegun,
+    summary: "Start a transfer of the seller's released accruals, or hand back the one an earlier run left unfinished.",
+  }),
+  internal({
+    id: 'payout.finish',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: P.PayoutFinishCommand,
+    reply: P.BillingView,
+    summary: 'Record what the processor did with a started transfer: paid, or failed (the accruals are owed again).',
+  }),
+  internal({
+    id: 'payments.card_setup',
+    dispatch: { to: 'service', service: 'payments' },
+    caller: false,
+    body: P.CardSetupCommand,
+    reply: P.HostedPage,
+    summary: 'A processor checkout page in setup mode where the person saves a card.',
+  }),
+  internal({
+    id: 'payments.onboarding',
+    dispatch: { to: 'service', service: 'payments' },
+    caller: false,
+    body: P.OnboardingCommand,
+    reply: P.HostedPage,
+    summary: "The processor's onboarding page for the seller's connected account (created on first use).",
+  }),
+  internal({
+    id: 'payments.charge',
+    dispatch: { to: 'service', service: 'payments' },
+    caller: false,
+    body: P.ChargeCommand,
+    reply: P.Charged,
+    summary: 'Create and confirm an off-session PaymentIntent on the saved card (from the principal actor).',
+  }),
+  internal({
+    id: 'payments.event',
+    dispatch: { to: 'service', service: 'payments' },
+    caller: false,
+    body: P.ProcessorEventCommand,
+    reply: P.ProcessorEventHandled,
+    summary: 'Act on one processor event whose signature the web face verified; answered once its fact is durable.',
+  }),
+  internal({
+    id: 'payouts.run',
+    dispatch: { to: 'service', service: 'payments' },
+    caller: false,
+    body: P.PayoutRunCommand,
+    reply: P.PayoutRunSummary,
+    summary: 'Transfer released, unpaid accruals to every enabled seller (or one), resuming unfinished transfers.',
+  }),
+  internal({
+    id: 'account.export_page',
+    dispatch: { to: 'service', service: 'ledger' },
+    caller: false,
+    body: Type.Object({
+      principalId: Type.String(),
+      section: Type.String(),
+      after: Type.Union([Type.String(), Type.Null()]),
+    }),
+    summary:
+      "One page of a section of a person's account export, as JSON bytes `{items, next}` (in parts: context files are large).",
   }),
   internal({
     id: 'approval.expire',

@@ -381,9 +381,13 @@ export const TopUpRequest = Type.Object(
   { additionalProperties: false },
 );
 export const TopUpResult = Type.Object({
-  status: Type.Union([Type.Literal('credited'), Type.Literal('pending')]),
+  status: Type.Union([Type.Literal('credited'), Type.Literal('pending')], {
+    description:
+      '`credited`: the credits are available now (sandbox). `pending`: the card was charged and the credits land when the processor confirms (`topup.credited` names this topup_id).',
+  }),
   amount_cents: Type.Integer(),
   sandbox: Type.Boolean(),
+  topup_id: Type.Optional(Type.String({ description: 'The top-up, as `topup.credited` and the ledger name it.' })),
 });
 
 export const Balance = Type.Object({
@@ -416,7 +420,14 @@ export const Payout = Type.Object({
   order_id: Uuid(),
   listing_id: Uuid(),
   amount_cents: Type.Integer(),
-  state: Type.Union([Type.Literal('accrued'), Type.Literal('paid')]),
+  state: Type.Union([Type.Literal('accrued'), Type.Literal('paid')], {
+    description: '`accrued`: released to the seller, not yet transferred; `paid`: a transfer to the seller made it.',
+  }),
+  transfer_id: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description: 'The payout transfer that pays (or, while `accrued`, is paying) this accrual; null if none yet.',
+    }),
+  ),
   sandbox: Type.Boolean(),
   created_at: Timestamp(),
 });
@@ -449,6 +460,9 @@ export const ErrataQuery = Type.Object(
 export const EventType = Type.Union([
   Type.Literal('order.state_changed'),
   Type.Literal('topup.credited'),
+  Type.Literal('topup.failed'),
+  Type.Literal('payout.paid'),
+  Type.Literal('payout.failed'),
   Type.Literal('subscription.state_changed'),
   Type.Literal('subscription.cycle_failed'),
   Type.Literal('approval.requested'),

@@ -146,3 +146,15 @@ export {
   type WebhookRow,
   webhookAttempts,
 } from './webhooks.ts';
+export {
+  type BillingProfileRow,
+  type BillingRow,
+  billingProfile,
+  owedAccruals,
+  payoutCandidates,
+  principalTopups,
+  sellerTransfers,
+  type TopupRow,
+  type TransferRow,
+} from './billing.ts';
+export { type ExportSection, exportPage, exportSections } from './account-export.ts';

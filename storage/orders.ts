@@ -55,15 +55,23 @@ export async function payoutsPage(sql: Sql, seller: string, beforeSeq: number | 
       order_id: string;
       listing_id: string;
       amount_cents: number;
-      state: 'accrued' | 'paid';
       sandbox: boolean;
       stream_seq: number;
       created_at: Date;
+      /** The transfer that pays or is paying it (not a failed one), if any. */
+      transfer_id: string | null;
+      transfer_state: 'pending' | 'paid' | null;
     }[]
   >`
-    SELECT * FROM payouts WHERE seller_principal_id = ${seller}
-      ${beforeSeq === null ? sql`` : sql`AND stream_seq < ${beforeSeq}`}
-    ORDER BY stream_seq DESC LIMIT ${limit}`;
+    SELECT p.id, p.order_id, p.listing_id, p.amount_cents, p.sandbox, p.stream_seq, p.created_at,
+           t.id AS transfer_id, t.state AS transfer_state
+    FROM payouts p
+    -- Transfers that did not fail cover disjoint ranges of the seller's accruals (storage/billing.ts).
+    LEFT JOIN payout_transfers t ON t.seller_principal_id = p.seller_principal_id AND t.state <> 'failed'
+      AND p.stream_seq > t.from_seq AND p.stream_seq <= t.through_seq
+    WHERE p.seller_principal_id = ${seller}
+      ${beforeSeq === null ? sql`` : sql`AND p.stream_seq < ${beforeSeq}`}
+    ORDER BY p.stream_seq DESC LIMIT ${limit}`;
 }
 
 /** Held orders whose edition has a report by now: what the settlement sweeper settles. */

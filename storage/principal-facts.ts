@@ -6,6 +6,7 @@
 // in C), all sent at once on the transaction's connection.
 import type { LedgerFact, Names } from '../contracts/index.ts';
 import { type ApprovalUpsertRow, upsertApprovals } from './approvals.ts';
+import { type BillingRow, billingTables, writeBillingRows } from './billing.ts';
 import { type ContextFileRow, writeContextFiles } from './context-files.ts';
 import { type IdempotencyKeyRow, insertIdempotencyKeys, pruneIdempotencyKeys } from './idempotency.ts';
 import { insertLedgerRows, type LedgerRow } from './ledger-projection.ts';
@@ -80,6 +81,8 @@ export interface PrincipalFactRows {
   subscriptions: SubscriptionUpsertRow[];
   approvals: ApprovalUpsertRow[];
   contexts: ContextFileRow[];
+  /** Saved cards, connected accounts, live top-ups and transfers, in stream order (billing.ts). */
+  billing: BillingRow[];
 }
 
 export type DeriveRows = (batch: { seq: number; fact: LedgerFact }[]) => PrincipalFactRows;
@@ -103,6 +106,7 @@ export function principalFactsProjection(n: Names, derive: DeriveRows, keyRetent
       if (rows.subscriptions.length > 0) writes.push(upsertSubscriptions(tx, rows.subscriptions));
       if (rows.approvals.length > 0) writes.push(upsertApprovals(tx, rows.approvals));
       if (rows.contexts.length > 0) writes.push(writeContextFiles(tx, rows.contexts));
+      if (rows.billing.length > 0) writes.push(writeBillingRows(tx, rows.billing));
       const lastAtMs = Date.parse(batch.at(-1)!.fact.at);
       if (lastAtMs - prunedAtMs >= keyPruneEveryMs) {
         writes.push(pruneIdempotencyKeys(tx, new Date(lastAtMs - keyRetentionMs).toISOString()));
@@ -112,6 +116,7 @@ export function principalFactsProjection(n: Names, derive: DeriveRows, keyRetent
     },
     async truncate(tx) {
       await tx`TRUNCATE ledger_entries, orders, payouts, idempotency_keys, subscriptions, approvals, context_files`;
+      await tx.unsafe(`TRUNCATE ${billingTables}`);
       await dropTrustSamples(tx, 'settlement');
     },
   };

@@ -56,6 +56,7 @@ export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInse
             topup_id: f.topupId,
             amount_cents: f.amountCents,
             sandbox: f.sandbox,
+            ...(f.paymentIntentId ? { payment_intent_id: f.paymentIntentId } : {}),
           });
         }
         break;
@@ -104,6 +105,29 @@ export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInse
           });
         }
         break;
+      case 'topup_failed':
+        add(f.principalId, 'topup.failed', {
+          topup_id: f.topupId,
+          amount_cents: f.amountCents,
+          payment_intent_id: f.paymentIntentId,
+          code: f.code,
+          decline_code: f.declineCode,
+          message: f.message,
+        });
+        break;
+      case 'payout_finished':
+        add(f.principalId, f.outcome === 'paid' ? 'payout.paid' : 'payout.failed', {
+          transfer_id: f.transferId,
+          amount_cents: f.amountCents,
+          account_id: f.accountId,
+          processor_transfer_id: f.processorTransferId,
+          failure: f.failure,
+        });
+        break;
+      case 'payment_method_saved':
+      case 'topup_requested':
+      case 'payout_account_updated':
+      case 'payout_started':
       case 'webhook_deleted':
       case 'call_recorded':
       case 'mandate_set':

@@ -9,6 +9,7 @@ import type { ApprovalRecord, Config, IdempotencyRecord, LedgerFact, Names } fro
 import { idempotencyRetentionMs } from '../../contracts/index.ts';
 import {
   type ApprovalUpsertRow,
+  type BillingRow,
   type ContextFileRow,
   type IdempotencyKeyRow,
   type LedgerRow,
@@ -52,6 +53,7 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
     subscriptions: [],
     approvals: [],
     contexts: [],
+    billing: [],
   };
   const held = new Map<string, OrderInsertRow>();
   // Each fact carries the whole subscription record: the newest in the batch is the row.
@@ -77,6 +79,8 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
     switch (f.type) {
       case 'credited':
         rows.credits.push(creditEntry(seq, f));
+        // A card top-up's credit also settles its top-up row.
+        if (f.source === 'card_topup') rows.billing.push(billingRow(seq, f));
         break;
       case 'escrow_held': {
         const order: OrderInsertRow = {
@@ -191,6 +195,14 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
       case 'webhook_saved':
       case 'webhook_deleted':
         break;
+      case 'payment_method_saved':
+      case 'payout_account_updated':
+      case 'topup_requested':
+      case 'topup_failed':
+      case 'payout_started':
+      case 'payout_finished':
+        rows.billing.push(billingRow(seq, f));
+        break;
       default:
         throw unknownFact(f);
     }
@@ -200,6 +212,79 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
   rows.approvals = [...approvals.values()];
   rows.contexts = [...contexts.values()];
   return rows;
+}
+
+type BillingFact = Extract<
+  LedgerFact,
+  {
+    type:
+      | 'payment_method_saved'
+      | 'payout_account_updated'
+      | 'topup_requested'
+      | 'topup_failed'
+      | 'payout_started'
+      | 'payout_finished'
+      | 'credited';
+  }
+>;
+
+/** The billing row of a billing fact (storage/billing.ts writes them in stream order). */
+function billingRow(seq: number, f: BillingFact): BillingRow {
+  const principal = f.principalId;
+  switch (f.type) {
+    case 'payment_method_saved': {
+      const c = f.card;
+      return {
+        kind: 'card',
+        principal,
+        seq,
+        customer: c.customerId,
+        paymentMethod: c.paymentMethodId,
+        brand: c.brand,
+        last4: c.last4,
+        at: c.savedAt,
+      };
+    }
+    case 'payout_account_updated':
+      return { kind: 'account', principal, seq, account: f.accountId, enabled: f.payoutsEnabled };
+    case 'topup_requested':
+    case 'topup_failed':
+    case 'credited': {
+      const failed = f.type === 'topup_failed';
+      return {
+        kind: 'topup',
+        principal,
+        seq,
+        id: f.topupId,
+        paymentIntent: f.paymentIntentId ?? '',
+        amount: f.amountCents,
+        state: f.type === 'credited' ? 'credited' : failed ? 'failed' : 'pending',
+        failureCode: failed ? (f.declineCode ?? f.code) : null,
+        failureMessage: failed ? f.message : null,
+        at: f.at,
+      };
+    }
+    case 'payout_started':
+      return {
+        kind: 'transfer_started',
+        principal,
+        id: f.transferId,
+        account: f.accountId,
+        amount: f.amountCents,
+        fromSeq: f.fromSeq,
+        throughSeq: f.throughSeq,
+        at: f.at,
+      };
+    case 'payout_finished':
+      return {
+        kind: 'transfer_finished',
+        id: f.transferId,
+        state: f.outcome,
+        processorTransfer: f.processorTransferId,
+        failure: f.failure,
+        at: f.at,
+      };
+  }
 }
 
 function approvalRow(seq: number, principalId: string, a: ApprovalRecord): ApprovalUpsertRow {

@@ -27,6 +27,10 @@ import {
   lookupIdempotencyKeys,
   okfExportTag,
   okfPageBytes,
+  exportPage,
+  billingProfile,
+  exportSections,
+  type ExportSection,
   publicContextFile,
   type OrderRow,
   ordersPage,
@@ -165,6 +169,20 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
       return okReply(200, { tag: await okfExportTag(sql) });
     },
 
+    async 'account.export_page'(req) {
+      const section = req.body.section as ExportSection;
+      if (!exportSections.includes(section)) return errorReply('validation_failed', `no export section ${section}`);
+      // Context files are up to a megabyte each: fewer of them to a page.
+      const limit = section === 'context_files' ? 16 : 500;
+      const page = await exportPage(sql, req.body.principalId, section, req.body.after, limit);
+      return {
+        ok: true,
+        status: 200,
+        body: new TextEncoder().encode(JSON.stringify(page)),
+        mediaType: 'application/json',
+      };
+    },
+
     async 'context.export_page'(req) {
       const body = await okfPageBytes(sql, req.body.after, okfPageRowsMax, okfPageContentBytesMax);
       return { ok: true, status: 200, body, mediaType: okfMediaType };
@@ -277,7 +295,10 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
       const beforeSeq = q.cursor === undefined ? null : decodeNumberCursor('payouts', q.cursor);
       if (beforeSeq === null && q.cursor !== undefined) return badCursor('payouts');
       const limit = q.limit ?? pageLimits.default;
-      const rows = await payoutsPage(sql, caller.principalId, beforeSeq, limit + 1);
+      const [rows, profile] = await Promise.all([
+        payoutsPage(sql, caller.principalId, beforeSeq, limit + 1),
+        billingProfile(sql, caller.principalId),
+      ]);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       return okReply(200, {
@@ -286,13 +307,14 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
           order_id: p.order_id,
           listing_id: p.listing_id,
           amount_cents: p.amount_cents,
-          state: p.state,
+          state: p.transfer_state === 'paid' ? 'paid' : 'accrued',
+          transfer_id: p.transfer_id,
           sandbox: p.sandbox,
           created_at: p.created_at.toISOString(),
         })),
         next_cursor: rows.length > limit && last ? encodeCursor('payouts', last.stream_seq) : null,
-        // Paying accruals out needs the payment processor's connected accounts, which are not built yet.
-        payouts_enabled: false,
+        // Sandbox sellers are never paid out: their accruals are test credits.
+        payouts_enabled: !caller.sandbox && (profile?.payouts_enabled ?? false),
       });
     },
 

@@ -1,4 +1,4 @@
-// Credits: sandbox top-ups (credited at once, no payment), the grant a new sandbox principal starts with (credits
+// Credits: top-ups (sandbox ones credited at once, no payment; live ones in billing.ts), the grant a new sandbox principal starts with (credits
 // and its test mandate, in one fact), and the balance.
 import {
   type CreditedFact,
@@ -13,16 +13,10 @@ import type { Decision } from '../runtime/host.ts';
 import { factBase, type PrincipalDeps } from './deps.ts';
 import type { PrincipalState } from './state.ts';
 import { replayOrConflict, recordOf } from './idempotency.ts';
+import { liveTopUp } from './billing.ts';
 
 export function topUp(d: PrincipalDeps, state: PrincipalState, req: RequestOf<'topUp'>): Decision<LedgerFact> {
-  if (!req.caller.sandbox) {
-    return {
-      reply: errorReply(
-        'not_found',
-        'live top-ups through the payment processor are not available in this version; use a sandbox token',
-      ),
-    };
-  }
+  if (!req.caller.sandbox) return liveTopUp(d, state, req);
   const amountCents = req.body.credits * 100;
   const reply = {
     status: 201,

@@ -107,9 +107,25 @@ export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
     case 'webhook_deleted':
       assert(state.webhooks.has(fact.webhook.id), 'only an existing webhook is deleted');
       break;
+    case 'payout_started': {
+      const b = state.billing;
+      assert(!fact.sandbox, 'only live accruals are paid out');
+      assert.equal(b.payoutInFlight, null, 'one transfer at a time');
+      assert.equal(fact.fromSeq, b.payoutThroughSeq, 'a transfer takes the accruals after the last one, each once');
+      assert(fact.throughSeq > fact.fromSeq && fact.amountCents > 0, 'a transfer moves a positive amount');
+      assert(b.payoutAccount?.payoutsEnabled, 'only an enabled account receives transfers');
+      break;
+    }
+    case 'payout_finished':
+      assert.equal(state.billing.payoutInFlight?.transferId, fact.transferId, 'only the transfer in flight finishes');
+      break;
     case 'mandate_set':
     case 'call_recorded':
     case 'plan_set':
+    case 'payment_method_saved':
+    case 'topup_requested':
+    case 'topup_failed':
+    case 'payout_account_updated':
       break;
     default:
       return unknownFact(fact);
@@ -206,7 +222,29 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
     case 'webhook_deleted':
       state.webhooks.delete(fact.webhook.id);
       break;
+    case 'payment_method_saved':
+      state.billing.card = fact.card;
+      break;
+    case 'payout_account_updated':
+      state.billing.payoutAccount = { accountId: fact.accountId, payoutsEnabled: fact.payoutsEnabled };
+      break;
+    case 'payout_started': {
+      const { transferId, accountId, amountCents, fromSeq, throughSeq } = fact;
+      state.billing.payoutInFlight = { transferId, accountId, amountCents, fromSeq, throughSeq };
+      state.billing.payoutThroughSeq = throughSeq;
+      break;
+    }
+    case 'payout_finished': {
+      const b = state.billing;
+      // A refused transfer leaves its accruals owed: the next run takes them again.
+      if (fact.outcome === 'paid') b.paidOutCents += b.payoutInFlight!.amountCents;
+      else b.payoutThroughSeq = b.payoutInFlight!.fromSeq;
+      b.payoutInFlight = null;
+      break;
+    }
     case 'call_recorded':
+    case 'topup_requested':
+    case 'topup_failed':
       break;
     default:
       return unknownFact(fact);

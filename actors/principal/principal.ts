@@ -41,6 +41,7 @@ import {
 } from './webhooks.ts';
 import { createSkill, deleteSkill, getSkill, listSkills, updateSkill } from './skills.ts';
 import { cancelForSeller, cancelSubscription, runCycle, subscribeListing } from './subscriptions.ts';
+import { beginPayout, finishPayout, getBilling, saveCard, settleTopUp, updatePayoutAccount } from './billing.ts';
 
 export type { PrincipalDeps } from './deps.ts';
 
@@ -101,11 +102,17 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<'principal'
       'webhook.delete': (state, req) => deleteWebhook(d, state, req),
       'webhook.disable': (state, req) => disableWebhook(d, state, req),
       redeliverEvent: (state, req) => redeliverEvent(d, state, req),
+      'billing.get': (state) => getBilling(state),
+      'billing.card_saved': (state, req) => saveCard(d, state, req),
+      'topup.settle': (state, req) => settleTopUp(d, state, req),
+      'payout.account': (state, req) => updatePayoutAccount(d, state, req),
+      'payout.begin': (state, req) => beginPayout(d, state, req),
+      'payout.finish': (state, req) => finishPayout(d, state, req),
     },
     toSnapshot,
     fromSnapshot,
     // 2: records carry their fact's sequence, not their reply. 3: subscriptions. 4: plan and daily quota counts.
-    // 5: approval requests. 6: context files. 7: skills. 8: webhooks.
-    snapshotVersion: 8,
+    // 5: approval requests. 6: context files. 7: skills. 8: webhooks. 9: billing (card, payouts).
+    snapshotVersion: 9,
   };
 }

@@ -3,6 +3,7 @@
 // and today's counts toward the plan's quotas.
 import type {
   ApprovalRecord,
+  BillingView,
   ContextRecord,
   SkillRecord,
   WebhookRecord,
@@ -82,6 +83,8 @@ export interface PrincipalState {
   skills: Map<string, HeldSkill>;
   /** The principal's webhook registrations by id, oldest first (webhooks.ts). */
   webhooks: Map<string, WebhookRecord>;
+  /** The saved card, the seller's connected account and the payouts made (docs/money.md). */
+  billing: BillingView;
   /** The plan an operator set (`plan_set`); null: the configured default. */
   plan: PlanName | null;
   /** The UTC day of the newest order held, and what that day held: the daily quotas' counts (contracts/plans.ts). */
@@ -105,6 +108,7 @@ export function initialState(principalId: string): PrincipalState {
     contextSlugs: new Map(),
     skills: new Map(),
     webhooks: new Map(),
+    billing: { card: null, payoutAccount: null, payoutThroughSeq: 0, payoutInFlight: null, paidOutCents: 0 },
     idempotency: new Map(),
     evictedThroughSeq: 0,
     plan: null,

@@ -11,7 +11,11 @@ import type { Pipeline } from '../pipeline.ts';
 import { compileRouter } from '../router.ts';
 import { type WebResponse, parseCookies, type WebRequest } from './http.ts';
 import { oauthRoutes } from './oauth-routes.ts';
+import { moneyRoutes } from './money-routes.ts';
 import { pageRoutes } from './page-routes.ts';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 export interface WebContext {
   config: Config;
@@ -28,6 +32,15 @@ export interface WebContext {
    * context-file API asks it): the account page's webhooks.
    */
   principal(op: string, principalId: string, body: unknown, requestId: string): Promise<BusReply>;
+  /** One message to the payments service (the processor's hosted pages, its webhook events). */
+  payments(op: string, body: unknown, requestId: string): Promise<BusReply>;
+  /** One page of a section of the person's account export; null when it could not be read. */
+  exportPage(
+    principalId: string,
+    section: string,
+    after: string | null,
+    requestId: string,
+  ): Promise<{ items: unknown[]; next: string | null } | null>;
 }
 
 export interface WebRoute {
@@ -62,7 +75,28 @@ export class WebFace {
     this.routes = webRoutes(o.config);
     this.match = compileRouter([...this.routes]);
     const subject = o.names.serviceSubject('oauth');
+    const ledger = o.names.serviceSubject('ledger');
+    const payments = o.names.serviceSubject('payments');
+    const system = (op: string, body: unknown, requestId: string) => ({
+      op,
+      requestId,
+      caller: null,
+      params: {},
+      query: {},
+      body,
+    });
     this.ctx = {
+      payments: (op, body, requestId) => o.bus.request(payments, system(op, body, requestId)),
+      async exportPage(principalId, section, after, requestId) {
+        // A page of context files can pass NATS's max_payload: it comes in parts.
+        const { reply } = await o.bus.requestWire(
+          ledger,
+          system('account.export_page', { principalId, section, after }, requestId),
+          true,
+        );
+        if (!reply.ok || !(reply.body instanceof Uint8Array)) return null;
+        return JSON.parse(decoder.decode(reply.body));
+      },
       config: o.config,
       log: o.log,
       pipeline: o.pipeline,
@@ -118,6 +152,7 @@ export class WebFace {
       cookies: parseCookies(req.getHeader('cookie')),
       authorization: req.getHeader('authorization'),
       contentType: req.getHeader('content-type'),
+      stripeSignature: req.getHeader('stripe-signature'),
       origin: req.getHeader('origin'),
       clientAddress,
       body: null,
@@ -148,11 +183,30 @@ export class WebFace {
         body: 'The service could not complete the request. Try again in a moment.',
       };
     }
+    if (r.stream) return this.stream(x, r, r.stream);
     x.send(r.status, r.headers, r.contentType, r.body);
+  }
+
+  /** A streamed answer (the account export): chunks at the pace the client reads; cut short on a failure. */
+  private async stream(x: Exchange, r: WebResponse, body: NonNullable<WebResponse['stream']>): Promise<void> {
+    x.startStream(
+      r.status,
+      { ...r.headers, ...(r.contentType ? { 'content-type': r.contentType } : {}) } as Record<string, string>,
+      '',
+      true,
+    );
+    try {
+      const complete = await body((chunk) => x.writePaced(encoder.encode(chunk)));
+      if (complete) x.endStream();
+      else x.abortStream();
+    } catch (err) {
+      this.ctx.log.error({ err, requestId: r.headers['x-request-id'] }, 'streamed web answer failed');
+      x.abortStream();
+    }
   }
 }
 
 /** The web face's route table: the OAuth server's endpoints, then the pages. */
 export function webRoutes(config: Config): WebRoute[] {
-  return [...oauthRoutes(config), ...pageRoutes(config)];
+  return [...oauthRoutes(config), ...pageRoutes(config), ...moneyRoutes()];
 }

@@ -15,6 +15,8 @@ export interface WebRequest {
   cookies: Record<string, string>;
   authorization: string;
   contentType: string;
+  /** The payment processor's webhook signature (`Stripe-Signature`), for POST /api/stripe/webhook. */
+  stripeSignature: string;
   origin: string;
   clientAddress: string;
   body: string | null;
@@ -26,6 +28,11 @@ export interface WebResponse {
   headers: ResponseHeaders;
   contentType: string | null;
   body: string | null;
+  /**
+   * A body written in chunks instead of `body`: `write` resolves false once the client is gone; the function
+   * resolves true when the body is complete, false to cut the answer short (the client sees it incomplete).
+   */
+  stream?: (write: (chunk: string) => Promise<boolean>) => Promise<boolean>;
 }
 
 /**

@@ -109,6 +109,13 @@ export interface AccountPage extends PageFrame {
   } | null;
   /** Purchases that waited for approval: pending ones (to decide) and recent decisions, newest first. */
   approvals: ApprovalT[];
+  /** Live money (docs/money.md): the saved card and the seller's payouts; `processor` false when none is configured. */
+  money: {
+    processor: boolean;
+    balanceCents: number;
+    card: { brand: string; last4: string; savedAt: string } | null;
+    payouts: { enabled: boolean; paidOutCents: number } | null;
+  };
   /** Hidden field `idempotency_key` of the mandate form: a double submit sets the mandate once. */
   mandateKey: string;
   /** One line after an action (\"Grant revoked.\"), or null. */

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   type ApprovalT,
+  type BillingView,
   apiKeyNameLengthMax,
   type Config,
   operations,
@@ -45,6 +46,9 @@ const notices: Record<string, string> = {
   revoke_api_key: 'API key revoked: it stops working now.',
   enable_webhook: 'Webhook re-enabled: it takes the events made from now on.',
   pause_webhook: 'Webhook paused: events made while it is paused are not sent to it.',
+  card_saved: 'Card saved at the payment processor. It shows here once the processor confirms, in a moment.',
+  card_canceled: 'No card was saved.',
+  payouts_returned: 'Back from the processor. Payouts are enabled once it has checked your details.',
 };
 
 type Frame = { webUrl: string; signedInAs: string | null; csrf: string };
@@ -73,7 +77,7 @@ const toSignIn = (ctx: WebContext, req: WebRequest) =>
   redirect(`${ctx.config.webUrl}/signin?next=${encodeURIComponent(req.target)}`);
 
 /** The account page, with what the service and the principal's mandate say now. */
-async function renderAccount(
+export async function renderAccount(
   ctx: WebContext,
   req: WebRequest,
   session: WebSession,
@@ -96,14 +100,19 @@ async function renderAccount(
       requestId: req.requestId,
       clientAddress: req.clientAddress,
     });
-  const [account, apiKeys, webhooks, mandates, approvals] = await Promise.all([
+  const [account, apiKeys, webhooks, mandates, approvals, billing, balance] = await Promise.all([
     ctx.oauth('account', { principalId: session.principalId }, req.requestId),
     ctx.oauth('apiKeyList', { principalId: session.principalId }, req.requestId),
     // A principal holds at most 20 webhooks, so one page of 100 is all of them.
     ctx.principal('webhook.list', session.principalId, { offset: 0, limit: 100 }, req.requestId),
     read(getMandates, '1'),
     read(getApprovals, '50'),
+    ctx.principal('billing.get', session.principalId, { principalId: session.principalId }, req.requestId),
+    ctx.principal('getBalance', session.principalId, {}, req.requestId),
   ]);
+  if (!billing.ok) throw new Error(`billing refused: ${billing.error.message}`);
+  if (!balance.ok) throw new Error(`balance refused: ${balance.error.message}`);
+  const b = billing.body as BillingView;
   if (!account.ok) throw new Error(`account refused: ${account.reply.error.message}`);
   if (!apiKeys.ok) throw new Error(`API keys refused: ${apiKeys.reply.error.message}`);
   if (!webhooks.ok) throw new Error(`webhooks refused: ${webhooks.error.message}`);
@@ -148,6 +157,12 @@ async function renderAccount(
           }
         : null,
       approvals: (approvals.body as { items: ApprovalT[] }).items,
+      money: {
+        processor: ctx.config.stripeSecretKey !== '',
+        balanceCents: (balance.body as { balance_cents: number }).balance_cents,
+        card: b.card && { brand: b.card.brand, last4: b.card.last4, savedAt: b.card.savedAt },
+        payouts: b.payoutAccount && { enabled: b.payoutAccount.payoutsEnabled, paidOutCents: b.paidOutCents },
+      },
       mandateKey: randomUUID(),
       notice: extra.notice ?? null,
       error: extra.error ?? null,
@@ -157,7 +172,7 @@ async function renderAccount(
 }
 
 /** The person acting on the web, as an agent caller of the agent API (the account's own `web` agent). */
-function webCaller(session: WebSession, scopes: string[]) {
+export function webCaller(session: WebSession, scopes: string[]) {
   return { principalId: session.principalId, agentId: session.webAgentId, scopes, sandbox: false };
 }
 
@@ -178,7 +193,7 @@ function signedInPage(
 }
 
 /** A form route that needs a signed-in person and a form of ours. */
-function accountForm(
+export function accountForm(
   path: string,
   act: (ctx: WebContext, req: WebRequest, session: WebSession, form: Record<string, string>) => Promise<WebResponse>,
 ): WebRoute {

@@ -203,6 +203,7 @@ ${data.webhooks.some((w) => w.disabledReason !== null) && disabledWebhooksNotice
 <nav class="toc" aria-label="On this page">
 <ul>
 <li><a href="#approvals">Purchases waiting for you</a></li>
+<li><a href="#money">Card, credits and payouts</a></li>
 <li><a href="#mandate">Your mandate</a></li>
 <li><a href="#grants">Access granted to agents</a></li>
 <li><a href="#clients">Registered clients</a></li>
@@ -212,6 +213,7 @@ ${data.webhooks.some((w) => w.disabledReason !== null) && disabledWebhooksNotice
 </ul>
 </nav>
 ${approvalsSection(data)}
+${moneySection(data)}
 ${mandateSection(data)}
 ${grantsSection(data)}
 ${clientsSection(data)}
@@ -219,6 +221,30 @@ ${initialAccessTokensSection(data)}
 ${apiKeysSection(data)}
 ${webhooksSection(data)}`,
   );
+}
+
+function moneySection(data: AccountPage): SafeHtml {
+  const m = data.money;
+  const card = m.card;
+  const payouts = m.payouts;
+  return html`<section class="part" id="money" aria-labelledby="money-heading">
+<h2 id="money-heading">Card, credits and payouts</h2>
+<dl class="facts">
+<dt>Available credits</dt><dd>${dollars(m.balanceCents)} (${m.balanceCents} cents)</dd>
+<dt>Saved card</dt><dd>${card === null ? 'None' : html`${card.brand} ending in ${card.last4}`}</dd>
+<dt>Seller payouts</dt><dd>${payouts === null ? 'Not set up' : payouts.enabled ? html`Enabled; ${dollars(payouts.paidOutCents)} paid out so far` : 'Set up started; the processor has not enabled payouts yet'}</dd>
+</dl>
+${
+  m.processor
+    ? html`<p>Your agents top up credits with <code>POST /v1/topups</code>: each top-up charges the saved card, and the credits land once the payment processor confirms the payment. Saving a card takes you to the processor’s page and back.</p>
+<div class="actions">
+<form method="post" action="/account/card">${csrfField(data)}<button type="submit" class="button primary">${card === null ? 'Save a card' : 'Replace the card'}</button></form>
+<form method="post" action="/account/payouts">${csrfField(data)}<button type="submit" class="button secondary">${payouts === null ? 'Set up seller payouts' : 'Continue payout set-up'}</button></form>
+</div>`
+    : html`<p class="empty">Card payments are not configured on this deployment: live top-ups and payouts are unavailable.</p>`
+}
+<p><a href="/api/account/export" download>Download everything we hold about you</a> (JSON).</p>
+</section>`;
 }
 
 function mandateSection(data: AccountPage): SafeHtml {

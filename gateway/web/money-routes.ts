@@ -1,0 +1,224 @@
+// The web routes of live money and the person's data (docs/money.md): the account page's card and payout forms,
+// the payment processor's webhook, and the spec's `/api/health`, `/api/account/export` and
+// `/api/orders/{order_id}/compliance`. Errors on the `/api/` routes are the agent API's typed error object.
+import {
+  type BillingView,
+  type BusReply,
+  type ErrorCode,
+  errorBody,
+  errorTable,
+  operations,
+} from '../../contracts/index.ts';
+import { verifiedEvent } from '../../actors/payments/processor.ts';
+import type { WebContext, WebRoute } from './face.ts';
+import { json, redirect, type WebRequest, type WebResponse } from './http.ts';
+import { accountForm, renderAccount, webCaller } from './page-routes.ts';
+import { sessionOf, type WebSession } from './session.ts';
+
+/** The export's format: a reader checks it before reading the rest. */
+export const accountExportFormat = 'assay-account-export/1';
+
+const getComplianceBundle = operations.find((o) => o.id === 'getComplianceBundle')!;
+const getMandates = operations.find((o) => o.id === 'getMandates')!;
+
+const typedError = (ctx: WebContext, code: ErrorCode, message: string, status: number = errorTable[code].status) =>
+  json(status, errorBody(ctx.config.baseUrl, code, message));
+
+/** A `/api/` route of the signed-in person (session cookie): 401 with the typed error otherwise. */
+function sessionApi(
+  method: 'GET' | 'POST',
+  path: string,
+  answer: (ctx: WebContext, req: WebRequest, session: WebSession) => Promise<WebResponse>,
+): WebRoute {
+  return {
+    method,
+    path,
+    body: 'none',
+    async handle(ctx, req) {
+      const session = await sessionOf(ctx, req);
+      if (!session) return typedError(ctx, 'unauthorized', 'sign in first: this route reads the session cookie');
+      return answer(ctx, req, session);
+    },
+  };
+}
+
+export function moneyRoutes(): WebRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: '/api/health',
+      body: 'none',
+      // Liveness of the web app: this process answers. Readiness of the whole system is /healthz.
+      handle: async () => json(200, { status: 'ok' }),
+    },
+    {
+      method: 'POST',
+      path: '/api/stripe/webhook',
+      body: 'text',
+      handle: processorWebhook,
+    },
+    accountForm('/account/card', async (ctx, req, session) =>
+      hostedPage(ctx, req, session, 'payments.card_setup', {
+        principalId: session.principalId,
+        email: session.email,
+        successUrl: `${ctx.config.webUrl}/account?done=card_saved#money`,
+        cancelUrl: `${ctx.config.webUrl}/account?done=card_canceled#money`,
+      }),
+    ),
+    accountForm('/account/payouts', async (ctx, req, session) =>
+      hostedPage(ctx, req, session, 'payments.onboarding', {
+        principalId: session.principalId,
+        email: session.email,
+        refreshUrl: `${ctx.config.webUrl}/account#money`,
+        returnUrl: `${ctx.config.webUrl}/account?done=payouts_returned#money`,
+      }),
+    ),
+    sessionApi('GET', '/api/orders/{order_id}/compliance', async (ctx, req, session) => {
+      const r = await ctx.pipeline.runAs(webCaller(session, ['purchase']), {
+        op: getComplianceBundle,
+        token: undefined,
+        params: { order_id: req.params.order_id ?? '' },
+        query: {},
+        body: { kind: 'none' },
+        idempotencyKey: undefined,
+        requestId: req.requestId,
+        clientAddress: req.clientAddress,
+      });
+      return json(r.status, r.body, r.headers);
+    }),
+    sessionApi('GET', '/api/account/export', accountExport),
+  ];
+}
+
+/** Send the person to the processor's hosted page, or back to the account page saying why not. */
+async function hostedPage(
+  ctx: WebContext,
+  req: WebRequest,
+  session: WebSession,
+  op: 'payments.card_setup' | 'payments.onboarding',
+  body: unknown,
+): Promise<WebResponse> {
+  const r = await ctx.payments(op, body, req.requestId);
+  if (r.ok) return redirect((r.body as { url: string }).url);
+  return renderAccount(ctx, req, session, {
+    error: r.error.message,
+    status: r.error.code === 'unavailable' ? 503 : 400,
+  });
+}
+
+/**
+ * The processor's events: the signature over the raw body is checked first (tolerance 5 minutes), then the payments
+ * service acts; 2xx only once what the event changes is durable, so the processor retries anything else.
+ */
+async function processorWebhook(ctx: WebContext, req: WebRequest): Promise<WebResponse> {
+  const secret = ctx.config.stripeWebhookSecret;
+  if (!secret) return typedError(ctx, 'unavailable', 'the processor webhook is not configured (STRIPE_WEBHOOK_SECRET)');
+  let event: { id: string; type: string };
+  try {
+    event = verifiedEvent(req.body ?? '', req.stripeSignature, secret);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : 'bad signature';
+    return typedError(ctx, 'validation_failed', `the event's signature does not hold: ${why}`, 400);
+  }
+  const r: BusReply = await ctx.payments('payments.event', { event }, req.requestId);
+  if (!r.ok)
+    return json(
+      r.error.code === 'validation_failed' ? 400 : 503,
+      errorBody(ctx.config.baseUrl, r.error.code, r.error.message),
+    );
+  return json(200, { received: true, handled: (r.body as { handled: boolean }).handled });
+}
+
+/**
+ * Everything held about the signed-in person, streamed as one JSON document: the small parts first (profile,
+ * clients and grants without secrets, API keys' metadata, mandates, billing), then each large section a page at a
+ * time. A failure midway cuts the answer short, so no reader takes a partial export as complete.
+ */
+async function accountExport(ctx: WebContext, req: WebRequest, session: WebSession): Promise<WebResponse> {
+  const p = session.principalId;
+  const [account, apiKeys, billing, mandates, skills] = await Promise.all([
+    ctx.oauth('account', { principalId: p }, req.requestId),
+    ctx.oauth('apiKeyList', { principalId: p }, req.requestId),
+    ctx.principal('billing.get', p, { principalId: p }, req.requestId),
+    ctx.pipeline.runAs(webCaller(session, ['read:artifact']), {
+      op: getMandates,
+      token: undefined,
+      params: {},
+      query: { limit: '100' },
+      body: { kind: 'none' },
+      idempotencyKey: undefined,
+      requestId: req.requestId,
+      clientAddress: req.clientAddress,
+    }),
+    ctx.principal('skill.list', p, { offset: 0, limit: 100 }, req.requestId),
+  ]);
+  if (!account.ok || !apiKeys.ok || !billing.ok || mandates.error || !skills.ok) {
+    return typedError(ctx, 'unavailable', 'a part of the account could not be read; retry');
+  }
+  const b = billing.body as BillingView;
+  const head = {
+    format: accountExportFormat,
+    exported_at: new Date().toISOString(),
+    principal_id: p,
+    profile: { email: session.email },
+    account: account.body,
+    api_keys: apiKeys.body,
+    mandates: (mandates.body as { items: unknown[] }).items,
+    skills: (skills.body as { items: unknown[] }).items,
+    billing: {
+      card: b.card && {
+        brand: b.card.brand,
+        last4: b.card.last4,
+        saved_at: b.card.savedAt,
+        customer_id: b.card.customerId,
+      },
+      payout_account: b.payoutAccount && {
+        account_id: b.payoutAccount.accountId,
+        payouts_enabled: b.payoutAccount.payoutsEnabled,
+      },
+      paid_out_cents: b.paidOutCents,
+    },
+  };
+  const sections = [
+    'ledger',
+    'orders',
+    'subscriptions',
+    'payouts',
+    'payout_transfers',
+    'topups',
+    'context_files',
+    'webhooks',
+  ];
+  const headJson = JSON.stringify(head);
+  return {
+    status: 200,
+    headers: {
+      'cache-control': 'no-store',
+      'content-disposition': 'attachment; filename="assay-account-export.json"',
+      'x-content-type-options': 'nosniff',
+    },
+    contentType: 'application/json',
+    body: null,
+    async stream(write) {
+      // The head's object, left open for the sections.
+      if (!(await write(headJson.slice(0, -1)))) return false;
+      for (const section of sections) {
+        if (!(await write(`,${JSON.stringify(section)}:[`))) return false;
+        let after: string | null = null;
+        let first = true;
+        do {
+          const page = await ctx.exportPage(p, section, after, req.requestId);
+          if (page === null) return false;
+          if (page.items.length > 0) {
+            const items = page.items.map((i) => JSON.stringify(i)).join(',');
+            if (!(await write(first ? items : `,${items}`))) return false;
+            first = false;
+          }
+          after = page.next;
+        } while (after !== null);
+        if (!(await write(']'))) return false;
+      }
+      return write('}');
+    },
+  };
+}
