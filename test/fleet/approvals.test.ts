@@ -10,6 +10,7 @@ import type { Clock } from '../../actors/index.ts';
 import { launchBrowser, loopbackContext, screenshot, signInToAccount } from '../support/browser.ts';
 import { registerSeller, registerWithScopes, verifiedListing } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
+import { type StripeProcessor, startStripeProcessor } from '../support/stripe-processor.ts';
 import { accountWithClient, approvedTokens, discover, type oauth } from '../support/oauth.ts';
 import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
 
@@ -27,9 +28,20 @@ let cheapListingId: string;
 const price = 2_000;
 const threshold = 1_000;
 
+let processor: StripeProcessor;
+
 before(async () => {
+  // Live credits for the page test come through the local payment processor (docs/money.md).
+  processor = await startStripeProcessor({ webhookRetryDelaysMs: [50, 100, 200] });
   sys = await startSystem(
-    { ASSAY_APPROVAL_TTL_SECONDS: String(ttlSeconds), ASSAY_APPROVAL_SWEEP_MS: '100' },
+    {
+      ASSAY_APPROVAL_TTL_SECONDS: String(ttlSeconds),
+      ASSAY_APPROVAL_SWEEP_MS: '100',
+      STRIPE_SECRET_KEY: processor.apiKey,
+      STRIPE_WEBHOOK_SECRET: processor.webhookSecret,
+      STRIPE_API_BASE: processor.url,
+      ASSAY_PAYOUT_INTERVAL_MS: '0',
+    },
     undefined,
     undefined,
     { clock },
@@ -45,9 +57,11 @@ before(async () => {
   });
   assert.equal(mandate.status, 201, JSON.stringify(mandate.body));
   assert.equal(mandate.body.approvalAboveCents, threshold);
+  processor.setWebhookUrl(`${sys.config.webUrl}/api/stripe/webhook`);
 });
 after(async () => {
   await sys?.stop();
+  await processor?.close();
 });
 
 const buy = (token: string, listing: string, key: string) =>
@@ -290,6 +304,39 @@ test('[FLEET-APPROVAL-PAGE] on the account page a person sets the threshold, see
       .getByText(/declined/)
       .first()
       .waitFor();
+
+    // The person saves a card at the processor's page and comes back; the agent tops up live credits.
+    await page.getByRole('button', { name: /save a card/i }).click();
+    await page.getByRole('button', { name: /save card/i }).waitFor();
+    await screenshot(page, 'money-processor-checkout');
+    await page.getByRole('button', { name: /save card/i }).click();
+    await page.getByText(/card saved at the payment processor/i).waitFor();
+    await eventually('the saved card on the page', async () => {
+      await page.goto(`${sys.baseUrl}/account#money`);
+      return (await page.getByText(/visa ending in 4242/i).count()) > 0 ? true : undefined;
+    });
+    await screenshot(page, 'money-card-saved');
+    const topUp = await sys.call('POST', '/v1/topups', {
+      token: agentToken,
+      key: 'live-credits',
+      body: { credits: 30 },
+    });
+    assert.equal(topUp.status, 201, JSON.stringify(topUp.body));
+    assert.equal(topUp.body.status, 'pending');
+    await eventually('the live credits landed', async () =>
+      (await balanceOf(agentToken)) === 3000 ? true : undefined,
+    );
+
+    // Now approving buys, once: the waiting agent's request replays that order.
+    await page.goto(`${sys.baseUrl}/account#approvals`);
+    await page.locator(`form[action$="/account/approvals/${toApprove}/approve"] button`).click();
+    await page.getByText(/purchase approved and bought/i).waitFor();
+    await screenshot(page, 'fleet-approvals-approved-live');
+    const bought = await buy(agentToken, live.listingId, 'page-approve');
+    assert.equal(bought.status, 201, JSON.stringify(bought.body));
+    const orders = await ordersOf(agentToken);
+    assert.equal(orders.length, 1, 'one order');
+    assert.equal(await balanceOf(agentToken), 3000 - price);
   } finally {
     await context.close();
   }

@@ -63,7 +63,7 @@ async function mcpBalance(token: string) {
 async function assertTokenWorks(token: string, what: string) {
   const rest = await balanceWith(token);
   assert.equal(rest.status, 200, `${what} on REST: ${JSON.stringify(rest.body)}`);
-  assert.equal(rest.body.balance_cents, 0, 'a live principal has no credits until live top-ups');
+  assert.equal(rest.body.balance_cents, 0, 'a new live principal has no credits until a live top-up lands');
   const tool = await mcpBalance(token);
   assert.notEqual(tool.isError, true, `${what} on MCP: ${JSON.stringify(tool)}`);
 }

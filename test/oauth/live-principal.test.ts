@@ -1,7 +1,7 @@
 // A live principal's OAuth tokens on the agent API: they stand on the live side of the sandbox line (a live seller's
 // listing is invisible to sandbox tokens and the other way round), and a live purchase answers what DECISIONS.md
 // says: `mandate_revoked` ("the principal has no mandate") until the person sets a mandate on the account page, then
-// `insufficient_credits` until live top-ups exist. Nothing is held in escrow by any of these refusals.
+// `insufficient_credits` until a live top-up lands (test/money). Nothing is held in escrow by any of these refusals.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { registerSeller, verifiedListing } from '../support/catalog.ts';
