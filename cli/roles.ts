@@ -344,6 +344,7 @@ export async function startRoles(
           defaultPlan: config.defaultPlan,
           rateLeaseMs: config.rateLeaseMs,
           approvalTtlMs: config.approvalTtlSeconds * 1000,
+          processorConfigured: config.stripeSecretKey !== '',
         }),
         listingBehaviour({
           names,

@@ -24,6 +24,15 @@ const billingOf = (s: PrincipalState): BillingView => s.billing;
  * request and never charges twice.
  */
 export function liveTopUp(d: PrincipalDeps, state: PrincipalState, req: RequestOf<'topUp'>): Decision<LedgerFact> {
+  if (!d.processorConfigured) {
+    return {
+      reply: errorReply(
+        'unavailable',
+        'live top-ups need the payment processor, which is not configured on this deployment (STRIPE_SECRET_KEY)',
+        60,
+      ),
+    };
+  }
   const card = state.billing.card;
   if (!card) {
     return {

@@ -21,6 +21,8 @@ export interface PrincipalDeps {
   rateLeaseMs: number;
   /** How long a purchase above the approval threshold waits for the principal before it expires. */
   approvalTtlMs: number;
+  /** Whether a payment processor is configured (STRIPE_SECRET_KEY): without one, live top-ups are unavailable. */
+  processorConfigured: boolean;
 }
 
 /** The fields every ledger fact starts with. */

@@ -73,6 +73,12 @@ test('[OAUTH-LIVE-PRINCIPAL] OAuth tokens are live: the sandbox line holds both 
   assert.equal(broke.status, 409);
   assert.ok(isTypedError(broke.body, 'insufficient_credits'));
 
+  // This deployment has no payment processor: a live top-up says so (503), and credits nothing.
+  const topUp = await sys.call('POST', '/v1/topups', { token: buyer.token, body: { credits: 5 }, key: 'top-up' });
+  assert.equal(topUp.status, 503);
+  assert.ok(isTypedError(topUp.body, 'unavailable'));
+  assert.match(topUp.body.message, /payment processor.*not configured/);
+
   const balance = await sys.call('GET', '/v1/balance', { token: buyer.token });
   assert.deepEqual(balance.body, { balance_cents: 0, currency: 'credit' });
   const orders = await sys.call('GET', '/v1/orders', { token: buyer.token });

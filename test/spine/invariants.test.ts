@@ -34,6 +34,7 @@ before(async () => {
     ids: randomIds,
     idempotencyRetentionMs: 3_600_000,
     approvalTtlMs: 86_400_000,
+    processorConfigured: false,
     hotKeysMax: 1000,
     // Nothing leaves memory in this test, so the index is never asked.
     index: { indexedThroughSeq: () => 0, lookup: async () => null },

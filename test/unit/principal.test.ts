@@ -33,6 +33,7 @@ const behaviourWith = (hotKeysMax: number) =>
     ids: { uuid: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}` },
     idempotencyRetentionMs: 24 * hourMs,
     approvalTtlMs: 86_400_000,
+    processorConfigured: false,
     hotKeysMax,
     index: {
       indexedThroughSeq: () => index.through,
