@@ -27,10 +27,5 @@ export function processorOf(config: Config): Processor | null {
   });
 }
 
-/** Verify a webhook's `Stripe-Signature` over its raw body (tolerance 5 minutes); throws when it does not hold. */
-export function verifiedEvent(rawBody: string, signature: string, secret: string): Stripe.Event {
-  return Stripe.webhooks.constructEvent(rawBody, signature, secret, 300);
-}
-
 export const isProcessorError = (err: unknown): err is Stripe.errors.StripeError =>
   err instanceof Stripe.errors.StripeError;

@@ -9,7 +9,7 @@ import {
   errorTable,
   operations,
 } from '../../contracts/index.ts';
-import { verifiedEvent } from '../../actors/payments/processor.ts';
+import Stripe from 'stripe';
 import type { WebContext, WebRoute } from './face.ts';
 import { json, redirect, type WebRequest, type WebResponse } from './http.ts';
 import { accountForm, renderAccount, webCaller } from './page-routes.ts';
@@ -115,7 +115,8 @@ async function processorWebhook(ctx: WebContext, req: WebRequest): Promise<WebRe
   if (!secret) return typedError(ctx, 'unavailable', 'the processor webhook is not configured (STRIPE_WEBHOOK_SECRET)');
   let event: { id: string; type: string };
   try {
-    event = verifiedEvent(req.body ?? '', req.stripeSignature, secret);
+    // The SDK's own check (HMAC over the raw body, tolerance 5 minutes): the gateway needs no processor key for it.
+    event = Stripe.webhooks.constructEvent(req.body ?? '', req.stripeSignature, secret, 300);
   } catch (err) {
     const why = err instanceof Error ? err.message : 'bad signature';
     return typedError(ctx, 'validation_failed', `the event's signature does not hold: ${why}`, 400);
@@ -218,7 +219,9 @@ async function accountExport(ctx: WebContext, req: WebRequest, session: WebSessi
         } while (after !== null);
         if (!(await write(']'))) return false;
       }
-      return write('}');
+      const sync = await ctx.exportPage(p, 'sync', null, req.requestId);
+      if (sync === null) return false;
+      return write(`,"sync":${JSON.stringify(sync.items[0])}}`);
     },
   };
 }
