@@ -81,7 +81,11 @@ import {
   healthAlerts,
   runProjection,
   type Sql,
+  escrowTotals,
+  pendingDeliveries,
 } from '../storage/index.ts';
+import { metrics, registerScrapeSource } from '../contracts/metrics.ts';
+import { startMetricsListener } from './metrics-listener.ts';
 
 export type Role = 'gateway' | 'actors' | 'workers';
 
@@ -288,7 +292,12 @@ export async function startRoles(
       config.sandboxCorpusArtifacts,
       corpusLoading.signal,
     ).catch((err) => log.error({ err }, 'sandbox corpus load failed; it resumes at the next start'));
+    // Readings a scrape takes from the stores: escrow totals, the webhook backlog, the verification queue.
+    const unregisterReadings = registerScrapeSource({
+      read: () => readWorkerMetrics(nc, sql, names),
+    });
     stops.push(async () => {
+      unregisterReadings();
       await Promise.all(subs.map((s) => s.drain().catch(() => {})));
       corpusLoading.abort();
       await corpus;
@@ -383,6 +392,10 @@ export async function startRoles(
     log.info({ port, baseUrl: config.baseUrl, apiPort: g.apiPort }, 'gateway listening');
   }
 
+  // One admin listener per process, covering every role it runs.
+  const metricsListener = await startMetricsListener(config, log);
+  if (metricsListener) stops.push(() => new Promise<void>((resolve) => metricsListener.close(() => resolve())));
+
   return {
     names,
     gateway,
@@ -394,6 +407,22 @@ export async function startRoles(
       await sql?.end({ timeout: 2 });
     },
   };
+}
+
+/** Set the gauges a scrape reads from PostgreSQL and JetStream (a failed reading keeps the last value). */
+async function readWorkerMetrics(nc: NatsConnection, sql: Sql, names: Names): Promise<void> {
+  const [totals, backlog, verify] = await Promise.all([
+    escrowTotals(sql),
+    pendingDeliveries(sql),
+    jetstreamManager(nc).then((jsm) => jsm.consumers.info(names.streams.verify.name, names.consumers.verifier)),
+  ]);
+  metrics.escrowCents.reset();
+  for (const t of totals) {
+    const state = t.state === 'auto_refunded' ? 'refunded' : t.state;
+    metrics.escrowCents.set({ state, side: t.sandbox ? 'sandbox' : 'live' }, t.cents);
+  }
+  metrics.outboxBacklog.set(backlog);
+  metrics.verificationQueue.set(verify.num_pending + verify.num_ack_pending);
 }
 
 /**

@@ -316,6 +316,18 @@ export const configKeys = {
     'A PEM file of extra certificate authorities webhook deliveries trust (for a test receiver), beside the system ones.',
     '(none)',
   ),
+  metricsPort: key(
+    'ASSAY_METRICS_PORT',
+    9464,
+    int(0, 65535),
+    'Port of the admin listener serving GET /metrics (Prometheus text format) in every process; 0 turns it off. Processes on one machine each need their own.',
+  ),
+  metricsHost: key(
+    'ASSAY_METRICS_HOST',
+    '127.0.0.1',
+    str,
+    'Address the metrics listener binds to; keep it private (metrics show escrow totals), never the public gateway address.',
+  ),
   stripeSecretKey: key(
     'STRIPE_SECRET_KEY',
     '',

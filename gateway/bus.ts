@@ -5,6 +5,7 @@ import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core'
 import type { Logger } from 'pino';
 import type { BusReply, BusRequest } from '../contracts/index.ts';
 import { decodeReply, errorReply, natsFailure, replyPartsHeader } from '../contracts/index.ts';
+import { metrics } from '../contracts/metrics.ts';
 
 const encoder = new TextEncoder();
 
@@ -49,16 +50,23 @@ export class GatewayBus {
     timeoutMs = this.timeoutMs,
   ): Promise<{ reply: BusReply; bodyBytes: Uint8Array | null }> {
     if (!this.isConnected()) return refused(unreachable);
+    const family = subjectFamily(subject);
+    const started = performance.now();
+    const took = (outcome: string) =>
+      metrics.natsRequestSeconds.observe({ family, outcome }, (performance.now() - started) / 1000);
     try {
       const data = encoder.encode(JSON.stringify(req));
       if (inParts) {
         const joined = await this.requestParts(subject, data, timeoutMs);
+        took(joined === null ? 'timeout' : 'ok');
         return joined === null ? refused(this.timedOut) : decodeReply(joined);
       }
       const msg = await this.nc.request(subject, data, { timeout: timeoutMs });
+      took('ok');
       return decodeReply(msg.data);
     } catch (err) {
       const failure = natsFailure(err);
+      took(failure);
       this.log.warn({ err, failure, subject, requestId: req.requestId, op: req.op }, 'bus request failed');
       if (failure === 'no_responders') return refused(noResponders);
       if (failure === 'timeout') return refused(this.timedOut);
@@ -82,6 +90,12 @@ export class GatewayBus {
     }
     return null;
   }
+}
+
+/** `<ns>.actor.<kind>.<shard>.<id>` is `actor.<kind>`, `<ns>.svc.<name>` is `svc.<name>`: a bounded label. */
+export function subjectFamily(subject: string): string {
+  const parts = subject.split('.');
+  return parts.length >= 3 ? `${parts[1]}.${parts[2]}` : 'other';
 }
 
 const refused = (message: string) => ({ reply: errorReply('unavailable', message, 1), bodyBytes: null });

@@ -29,6 +29,7 @@ import { type ContextFace, contextTransportRefusal } from './context/face.ts';
 import type { OkfExport } from './context/okf.ts';
 import type { WebFace } from './web/face.ts';
 import { protectedResourceMetadata } from './web/oauth-routes.ts';
+import { countRequest } from '../contracts/metrics.ts';
 
 export interface GatewayOptions {
   config: Config;

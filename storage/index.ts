@@ -158,3 +158,4 @@ export {
   type TransferRow,
 } from './billing.ts';
 export { type ExportSection, exportPage, exportSections } from './account-export.ts';
+export { addToEscrowTotals, escrowTotals, pendingDeliveries } from './metrics-readings.ts';

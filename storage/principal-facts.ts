@@ -5,6 +5,8 @@
 // table with one statement of fixed shape whatever the batch (the rows as one JSON array, which PostgreSQL parses
 // in C), all sent at once on the transaction's connection.
 import type { LedgerFact, Names } from '../contracts/index.ts';
+import { metrics } from '../contracts/metrics.ts';
+import { addToEscrowTotals } from './metrics-readings.ts';
 import { type ApprovalUpsertRow, upsertApprovals } from './approvals.ts';
 import { type BillingRow, billingTables, writeBillingRows } from './billing.ts';
 import { type ContextFileRow, writeContextFiles } from './context-files.ts';
@@ -98,8 +100,26 @@ export function principalFactsProjection(n: Names, derive: DeriveRows, keyRetent
     stream: n.streams.ledger.name,
     async apply(tx, batch) {
       const rows = derive(batch);
+      // Orders held and settled within one batch are written settled: their lag is known here.
+      for (const o of rows.orders) {
+        if (o.settled_at)
+          metrics.settlementLagSeconds.observe(Math.max(0, (Date.parse(o.settled_at) - Date.parse(o.at)) / 1000));
+      }
       const writes: Promise<unknown>[] = [insertLedgerRows(tx, rows.credits), insertOrders(tx, rows.orders)];
-      if (rows.settlements.length > 0) writes.push(settleOrders(tx, rows.settlements));
+      // The money in orders by state (the metrics' escrow totals): new orders in their state, settled ones moved.
+      const newOrders = rows.orders.map((o) => ({ state: o.state, sandbox: o.sandbox, cents: o.escrow }));
+      const settling = rows.settlements.length > 0 ? settleOrders(tx, rows.settlements) : Promise.resolve([]);
+      writes.push(
+        settling.then((settled) =>
+          addToEscrowTotals(tx, [
+            ...newOrders,
+            ...settled.flatMap((o) => [
+              { state: 'held' as const, sandbox: o.sandbox, cents: -o.cents },
+              { state: o.state, sandbox: o.sandbox, cents: o.cents },
+            ]),
+          ]),
+        ),
+      );
       if (rows.payouts.length > 0) writes.push(insertPayouts(tx, rows.payouts));
       if (rows.trustSamples.length > 0) writes.push(addToTrustSums(tx, rows.trustSamples));
       writes.push(insertIdempotencyKeys(tx, rows.keys));
@@ -116,7 +136,7 @@ export function principalFactsProjection(n: Names, derive: DeriveRows, keyRetent
     },
     async truncate(tx) {
       await tx`TRUNCATE ledger_entries, orders, payouts, idempotency_keys, subscriptions, approvals, context_files`;
-      await tx.unsafe(`TRUNCATE ${billingTables}`);
+      await tx.unsafe(`TRUNCATE ${billingTables}, escrow_totals`);
       await dropTrustSamples(tx, 'settlement');
     },
   };
@@ -140,8 +160,12 @@ async function insertOrders(tx: Sql, rows: OrderInsertRow[]): Promise<void> {
     ON CONFLICT (id) DO NOTHING`.execute();
 }
 
-async function settleOrders(tx: Sql, rows: OrderSettlementRow[]): Promise<void> {
-  await tx`
+/** Settle orders held in earlier batches; answers each one's amount, side and new state (for the escrow totals). */
+async function settleOrders(
+  tx: Sql,
+  rows: OrderSettlementRow[],
+): Promise<{ cents: number; sandbox: boolean; state: 'released' | 'auto_refunded' }[]> {
+  const settled = await tx<{ lag: number; cents: number; sandbox: boolean; state: 'released' | 'auto_refunded' }[]>`
     UPDATE orders o SET state = u.state, report_digest = u.digest, refund_reason = u.reason, updated_at = u.settled_at,
       settled_at = u.settled_at, settled_seq = u.settled_seq, settled_fact_id = u.settled_fact,
       settled_balance_after_cents = u.settled_balance
@@ -150,7 +174,11 @@ async function settleOrders(tx: Sql, rows: OrderSettlementRow[]): Promise<void> 
               settled_fact uuid, settled_balance bigint)
     WHERE o.id = u.id
       -- Names the rows for the planner: joined to a function's rows alone, it chose to scan every order.
-      AND o.id = ANY(${rows.map((r) => r.id)}::uuid[])`.execute();
+      AND o.id = ANY(${rows.map((r) => r.id)}::uuid[])
+    RETURNING extract(epoch FROM o.settled_at - o.created_at)::float8 AS lag, o.escrow_cents::float8 AS cents,
+              o.sandbox, o.state`.execute();
+  for (const r of settled) metrics.settlementLagSeconds.observe(Math.max(0, r.lag));
+  return settled;
 }
 
 async function insertPayouts(tx: Sql, rows: PayoutRow[]): Promise<void> {

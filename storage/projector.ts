@@ -12,6 +12,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import postgres from 'postgres';
+import { registerProjection } from '../contracts/metrics.ts';
 import type { HealthAlerts } from './health.ts';
 import type { Sql } from './postgres.ts';
 
@@ -130,6 +131,13 @@ async function projectFromCheckpoint<F>(
   const consumer = await jetstream(nc).consumers.get(p.stream, { opt_start_seq: checkpoint + 1 });
   const messages = await consumer.consume({ max_messages: 4000 });
   let buffer: Read<F>[] = [];
+  // The stream's head as the newest message read says it (its sequence plus what is pending after it): lag for the
+  // metrics without a query.
+  let head = checkpoint;
+  const unregister = registerProjection({
+    name: p.checkpoint.split(':')[0]!,
+    position: () => ({ applied: checkpoint, head: Math.max(head, checkpoint) }),
+  });
   const waker: { wake: (() => void) | null } = { wake: null };
   let ended = false;
   const onAbort = () => {
@@ -140,6 +148,7 @@ async function projectFromCheckpoint<F>(
   const reader = (async () => {
     try {
       for await (const m of messages) {
+        head = m.seq + m.info.pending;
         try {
           buffer.push({ seq: m.seq, fact: m.json<F>() });
         } catch {
@@ -194,6 +203,7 @@ async function projectFromCheckpoint<F>(
       checkpoint = batch.at(-1)!.seq;
     }
   } finally {
+    unregister();
     signal.removeEventListener('abort', onAbort);
     await messages.close();
     await reader.catch(() => {});

@@ -18,6 +18,7 @@ import {
   natsFailure,
   requiresCaller,
 } from '../../contracts/index.ts';
+import { type ActorHostSource, metrics, registerActorHost } from '../../contracts/metrics.ts';
 import type { Clock } from './clock.ts';
 import { ShardLeases, type ShardRef } from './leases.ts';
 import { busRequest } from './service.ts';
@@ -113,6 +114,8 @@ interface Cell {
   factsSinceSnapshot: number;
   /** Size of the last snapshot written, in bytes: a large state is snapshotted less often (see maybeSnapshot). */
   lastSnapshotBytes: number;
+  /** When the snapshot the state stands on was written (loaded or written since); 0 with none. */
+  snapshotAtMs: number;
   /** `msg` is null for a follow-up the actor gave itself: nobody waits for its reply. */
   queue: { req: BusRequest; msg: Msg | null }[];
   running: boolean;
@@ -126,6 +129,7 @@ export class ActorHost {
   private readonly subs = new Map<string, Subscription>();
   private readonly byKind = new Map<string, ActorBehaviour<any, any, any>>();
   private readonly leases: ShardLeases;
+  private readonly unregister: (() => void)[] = [];
   private js!: JetStreamClient;
   private jsm!: JetStreamManager;
 
@@ -151,11 +155,30 @@ export class ActorHost {
   async start(): Promise<void> {
     this.js = jetstream(this.o.nc, { timeout: this.o.appendTimeoutMs });
     this.jsm = await jetstreamManager(this.o.nc);
+    for (const b of this.o.behaviours) this.unregister.push(registerActorHost(this.metricsSource(b.kind)));
     await this.leases.start();
   }
 
   async stop(): Promise<void> {
     await this.leases.stop();
+    for (const u of this.unregister.splice(0)) u();
+  }
+
+  /** What a scrape reads of this host, per actor kind (contracts/metrics.ts). */
+  private metricsSource(kind: string): ActorHostSource {
+    const cellsOf = () => [...this.cells.values()].filter((c) => c.behaviour.kind === kind);
+    return {
+      kind,
+      shardsOwned: () => this.leases.heldShards().filter((r) => r.kind === kind).length,
+      activations: () => cellsOf().length,
+      mailboxDepth: () => cellsOf().reduce((n, c) => n + c.queue.length, 0),
+      oldestSnapshotAgeSeconds: () => {
+        const now = this.o.clock.nowMs();
+        let oldest = now;
+        for (const c of cellsOf()) if (c.snapshotAtMs > 0 && c.snapshotAtMs < oldest) oldest = c.snapshotAtMs;
+        return (now - oldest) / 1000;
+      },
+    };
   }
 
   heldShards(): ShardRef[] {
@@ -224,6 +247,7 @@ export class ActorHost {
       loaded: false,
       factsSinceSnapshot: 0,
       lastSnapshotBytes: 0,
+      snapshotAtMs: 0,
       queue: [],
       running: false,
     };
@@ -244,6 +268,7 @@ export class ActorHost {
     try {
       for (let next = cell.queue.shift(); next; next = cell.queue.shift()) {
         let reply: BusReply;
+        const started = performance.now();
         try {
           const done = await this.handle(cell, next.req);
           reply = done.reply;
@@ -256,6 +281,12 @@ export class ActorHost {
           cell.seq = 0;
           reply = errorReply('unavailable', 'the actor could not complete the command; retry with the same key');
         }
+        const kind = cell.behaviour.kind;
+        metrics.actorCommandSeconds.observe({ kind }, (performance.now() - started) / 1000);
+        metrics.actorCommands.inc({
+          kind,
+          outcome: reply.ok ? 'ok' : reply.error.code === 'unavailable' ? 'failed' : 'refused',
+        });
         if (next.msg) respond(next.msg, reply);
         else if (!reply.ok) this.o.log.warn({ actor: cell.key, op: next.req.op, reply }, 'follow-up command failed');
       }
@@ -319,6 +350,7 @@ export class ActorHost {
       if (data && (data.v ?? 1) === b.snapshotVersion) {
         cell.state = b.fromSnapshot(data.state);
         cell.seq = data.seq;
+        cell.snapshotAtMs = snap!.created.getTime();
       }
     }
     const subject = b.factSubject(cell.id);
@@ -345,6 +377,7 @@ export class ActorHost {
     const b = cell.behaviour;
     const data = JSON.stringify({ seq: cell.seq, v: b.snapshotVersion, state: b.toSnapshot(cell.state) });
     cell.lastSnapshotBytes = data.length;
+    cell.snapshotAtMs = this.o.clock.nowMs();
     // A snapshot only shortens activation; losing one costs a longer replay, never correctness.
     this.o.snapshots.put(`${b.kind}.${cell.id}`, data).catch((err) => {
       this.o.log.warn({ err, actor: cell.key }, 'snapshot write failed');

@@ -6,6 +6,7 @@ import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import { natsFailure } from '../../contracts/index.ts';
+import { metrics } from '../../contracts/metrics.ts';
 import type { Clock } from './clock.ts';
 
 export interface ShardRef {
@@ -144,7 +145,12 @@ export class ShardLeases {
           const revision = free ? await this.o.kv.create(key, value) : await this.o.kv.update(key, value, ob!.revision);
           this.held.set(key, { ref, revision });
           want--;
-          if (lapsed) this.o.log.info({ shard: key, from: ob!.owner }, 'took over lapsed lease');
+          metrics.leasesAcquired.inc({ kind });
+          // Taken from another host that stopped renewing it (ours, reclaimed after a lost reply, is no takeover).
+          if (lapsed && ob!.owner !== this.o.hostId) {
+            metrics.leaseTakeovers.inc({ kind });
+            this.o.log.info({ shard: key, from: ob!.owner }, 'took over lapsed lease');
+          }
           await this.o.acquired(ref);
         } catch {
           // Lost the race for this shard to another host; try the next one.

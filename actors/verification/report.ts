@@ -1,6 +1,7 @@
 // From an edition's content to a signed verification report: extract claims, judge each against its cited
 // passage, summarise, canonicalise (RFC 8785), hash and sign (ES256) with the active report key.
 import { createPrivateKey, type KeyObject, sign } from 'node:crypto';
+import { metrics } from '../../contracts/metrics.ts';
 import { canonicalBytes, type ClaimT, sha256Digest, type VerificationReportT } from '../../contracts/index.ts';
 import type { StoredKey } from '../../storage/index.ts';
 import { parseArtifact } from './format.ts';
@@ -42,7 +43,9 @@ export async function buildReport(
     cases.push({ claim: c.text, passage });
     return null;
   });
+  const started = performance.now();
   const run = await judge.judge(cases, input.judgeVersion);
+  metrics.judgeSeconds.observe({ judge: judge.driver }, (performance.now() - started) / 1000);
   let next = 0;
   const claims: ClaimT[] = parsed.claims.map((c, i) => resolved[i] ?? { ...c, ...run.judgements[next++]! });
   const total = claims.reduce((s, c) => s + c.entailment, 0);

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import type { Config, Names } from '../../contracts/index.ts';
+import { metrics } from '../../contracts/metrics.ts';
 import {
   claimDueDeliveries,
   type DueDelivery,
@@ -114,6 +115,7 @@ async function deliver(d: DeliveryDeps, sender: SenderOptions, due: DueDelivery)
   const at = new Date(now).toISOString();
   const attempt = await postJson(due.url, body, headers, sender);
   const outcome = attempt.ok ? 'delivered' : due.attempts > webhookRetriesMax ? 'failed' : 'retrying';
+  metrics.webhookAttempts.inc({ outcome });
   const retryAt =
     outcome === 'retrying'
       ? new Date(d.clock.nowMs() + retryDelayMs(c.webhookRetryBaseMs, due.attempts)).toISOString()

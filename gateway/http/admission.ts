@@ -1,6 +1,8 @@
 // The in-flight limit and the draining state of one gateway process. A request that will be answered later takes a
 // slot when it is admitted and gives it back exactly once, when its response ends or its client goes away (the
 // Exchange does both); a graceful stop refuses new requests and waits until no slot is taken.
+import { metrics } from '../../contracts/metrics.ts';
+
 export class Admission {
   private inflight = 0;
   private draining = false;
@@ -15,14 +17,19 @@ export class Admission {
 
   /** Take a slot; false when every slot is taken or the process is stopping. */
   enter(): boolean {
-    if (this.draining || this.inflight >= this.inflightMax) return false;
+    if (this.draining || this.inflight >= this.inflightMax) {
+      metrics.admissionRefusals.inc();
+      return false;
+    }
     this.inflight++;
+    metrics.requestsInFlight.inc();
     return true;
   }
 
   /** Give a slot back. Called once per successful `enter`. */
   leave(): void {
     this.inflight--;
+    metrics.requestsInFlight.dec();
     if (this.inflight === 0 && this.idle) this.idle();
   }
 

@@ -39,6 +39,7 @@ import { type Deprecation, deprecationsOf } from '../deprecation.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { writeResponse } from '../http/web-response.ts';
 import { bearerToken, type CallResult, type Pipeline } from '../pipeline.ts';
+import { countRequest } from '../../contracts/metrics.ts';
 import { checkPost, type JsonRpcRefusal, PostExchange } from './exchange.ts';
 import {
   eventsOperation,
@@ -496,6 +497,7 @@ export class McpEndpoint {
       // Past its sunset the tool answers as its REST twin does: not_found naming the replacement.
       return toolResult(this.d.pipeline.refuse('not_found', deprecation.goneMessage), tool.op, deprecation);
     }
+    const started = performance.now();
     const result = await this.d.pipeline
       .run({
         op: tool.op,
@@ -509,6 +511,7 @@ export class McpEndpoint {
         this.d.log.error({ err, requestId: ctx.requestId, op: tool.op.id }, 'pipeline failed');
         return this.d.pipeline.refuse('unavailable', 'the gateway failed to process the request');
       });
+    countRequest(tool.op.id, 'mcp', result.status, started);
     if (result.status >= 500) {
       this.d.log.warn({ requestId: ctx.requestId, op: tool.op.id, code: result.error?.code }, 'tool call refused');
     }

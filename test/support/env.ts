@@ -51,6 +51,8 @@ export async function systemEnv(overrides: Record<string, string> = {}): Promise
     ASSAY_SANDBOX_CORPUS_ARTIFACTS: '0',
     // Suites load their principals far past the Free plan's rates; the fleet-controls suite sets plans itself.
     ASSAY_DEFAULT_PLAN: 'enterprise',
+    // Many systems share one machine in the suite: the metrics listener only where a test asks for it.
+    ASSAY_METRICS_PORT: '0',
     ...overrides,
   };
 }
