@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=32 --import tsx
 // The `assay` command. Server roles: `serve` (all roles in one process), `gateway`, `actors`, `workers`.
-// Operator commands: `rebuild-projections`, `mint-token`, `rotate-key`, `errata`, `plan`, `payouts`.
+// Operator commands: `rebuild-projections`, `mint-token`, `rotate-key`, `errata`, `plan`, `payouts`, `status`.
 import { parseArgs } from 'node:util';
 import {
   ensureActiveKey,
@@ -17,6 +17,7 @@ import { errataCommand } from './errata.ts';
 import { judgeCommand } from './judge.ts';
 import { payoutsCommand } from './payouts.ts';
 import { planCommand } from './plan.ts';
+import { statusCommand } from './status.ts';
 import { allRoles, makeLogger, openDatabase, openNats, type Role, StartupError, startRoles } from './roles.ts';
 import { verifyReportCommand } from './verify.ts';
 
@@ -43,6 +44,8 @@ operator commands:
   errata list           open and close judge errata (operator only; writes the database directly)
   plan set <principal> free|pro|enterprise
   plan show <principal> put a principal on a plan (its agent-route rate limits and daily quotas), or show its plan
+  status [--json]       the deployment as it runs: processes alive and the shards and jobs each holds, leases
+                        about to lapse, streams (replicas, leader), projection and verifier lag
   payouts run [<principal>]
                         transfer released, unpaid live accruals to enabled sellers (or one) through the
                         payment processor; prints a summary of the run (exit 2 if a seller failed)
@@ -167,6 +170,8 @@ async function main(argv: string[]): Promise<number> {
       return planCommand(config, rest);
     case 'payouts':
       return payoutsCommand(config, rest);
+    case 'status':
+      return statusCommand(config, rest);
     default:
       console.error(usage);
 
