@@ -46,6 +46,8 @@ export {
 } from './verification/judges/index.ts';
 export { buildReport, meetsFloor, signReport } from './verification/report.ts';
 export { runVerifier, verifyEdition } from './verification/worker.ts';
+export { scanContent, scanPaths } from './sync/scan.ts';
+export { changesBetween, type SyncDeps, syncService } from './sync/service.ts';
 export { paymentsService } from './payments/service.ts';
 export { runPayoutSchedule } from './payments/payouts.ts';
 export { processorOf } from './payments/processor.ts';

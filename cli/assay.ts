@@ -18,6 +18,7 @@ import { judgeCommand } from './judge.ts';
 import { payoutsCommand } from './payouts.ts';
 import { planCommand } from './plan.ts';
 import { statusCommand } from './status.ts';
+import { clientCommand } from './sync/commands.ts';
 import { allRoles, makeLogger, openDatabase, openNats, type Role, StartupError, startRoles } from './roles.ts';
 import { verifyReportCommand } from './verify.ts';
 
@@ -56,10 +57,18 @@ operator commands:
 
 client commands (talk HTTP only):
   verify-report <report.json> --keys <jwks file or URL>
-                        check a report's digest and ES256 signature offline`;
+                        check a report's digest and ES256 signature offline
+  login, logout, sync, revisions, restore
+                        device sync (docs/sync.md); assay sync --help lists their options`;
+
+/** The device sync client's commands (cli/sync/). */
+const clientCommands = new Set(['login', 'logout', 'sync', 'revisions', 'restore']);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command !== undefined && clientCommands.has(command)) {
+    return clientCommand(command, rest);
+  }
   const config = loadConfig(process.env);
   const log = makeLogger(config);
 

@@ -1,7 +1,8 @@
 // The composition root's building blocks: connect to NATS and PostgreSQL (with a clear message when either is
 // unreachable), create what they need, and start the roles. `serve` starts all three in one process.
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -40,6 +41,7 @@ import {
   serveService,
   startSingleton,
   systemClock,
+  syncService,
   type Clock,
 } from '../actors/index.ts';
 import {
@@ -53,6 +55,7 @@ import {
   type Operation,
   operations,
   revokedRetentionMs,
+  type SyncPort,
 } from '../contracts/index.ts';
 import {
   Gateway,
@@ -69,6 +72,7 @@ import {
   WebFace,
   ContextFace,
   OkfExport,
+  SyncFace,
 } from '../gateway/index.ts';
 import {
   connectNats,
@@ -81,10 +85,11 @@ import {
   healthAlerts,
   runProjection,
   type Sql,
+  BlobDir,
   escrowTotals,
   pendingDeliveries,
 } from '../storage/index.ts';
-import { metrics, registerScrapeSource } from '../contracts/metrics.ts';
+import { metrics, registerScrapeSource } from '../contracts/index.ts';
 import { startMetricsListener } from './metrics-listener.ts';
 
 export type Role = 'gateway' | 'actors' | 'workers';
@@ -129,6 +134,21 @@ function redact(url: string): string {
   }
 }
 
+/**
+ * Device sync's store for a gateway: the blob directory (ASSAY_SYNC_DIR, or one per namespace under the temporary
+ * directory, with a warning) and the rules over PostgreSQL.
+ */
+export async function openSync(config: Config, sql: Sql, log: Logger): Promise<SyncPort> {
+  let dir = config.syncDir;
+  if (dir === '') {
+    dir = join(tmpdir(), 'assay-sync', config.namespace);
+    log.warn({ dir }, 'ASSAY_SYNC_DIR is not set: device sync blobs go to a temporary directory');
+  }
+  const blobs = new BlobDir(dir);
+  await blobs.init();
+  return syncService({ sql, blobs, clock: systemClock, ids: randomIds, quotaBytes: config.syncQuotaBytes });
+}
+
 export interface Running {
   names: Names;
   gateway: Gateway | null;
@@ -162,7 +182,8 @@ export async function startRoles(
     mcpSessionMaxAgeMs: mcpSessionBucketMaxAgeMs(config.mcpSessionIdleSeconds * 1000),
     revokedMaxAgeMs: revokedRetentionMs(config.oauthAccessTokenSeconds),
   });
-  const needsSql = roles.includes('workers');
+  // The gateway reads and writes device sync's tables itself (docs/sync.md), so it needs PostgreSQL too.
+  const needsSql = roles.includes('workers') || roles.includes('gateway');
   const sql = needsSql ? await openDatabase(config) : null;
   const stops: (() => Promise<void>)[] = [];
   const hostId = `${hostname()}-${process.pid}-${randomIds.uuid().slice(0, 8)}`;
@@ -186,6 +207,7 @@ export async function startRoles(
       clock: systemClock,
       ids: randomIds,
       judgeVersion: judges.configured.version,
+      log,
     };
     const settlementDeps = {
       nc,
@@ -384,7 +406,7 @@ export async function startRoles(
 
   let port = 0;
   if (roles.includes('gateway')) {
-    gateway = wireGateway({ config, names, nc, log, buckets });
+    gateway = wireGateway({ config, names, nc, log, buckets, sync: sql ? await openSync(config, sql, log) : null });
     port = await gateway.listen();
     const g = gateway;
     // The gateway stops first so no new work arrives while the others drain.
@@ -439,6 +461,8 @@ export function wireGateway(o: {
   nowMs?: () => number;
   /** The operation table to serve instead of the contracts' one (a test's, with a row marked deprecated). */
   operations?: readonly Operation[];
+  /** Device sync's store; without it the sync routes answer 503. */
+  sync?: SyncPort | null;
 }): Gateway {
   const { config, names, log } = o;
   const nowMs = o.nowMs ?? Date.now;
@@ -469,6 +493,7 @@ export function wireGateway(o: {
   const contextLimiter = config.contextRateLimit === 'on' ? limiter : admitAll;
   const context = new ContextFace({ config, log, bus, names, verifier, limiter: contextLimiter });
   const okf = new OkfExport({ config, log, bus, names });
+  const sync = new SyncFace({ config, log, verifier, port: o.sync ?? null });
   return new Gateway({
     config,
     log,
@@ -479,6 +504,7 @@ export function wireGateway(o: {
     web,
     context,
     okf,
+    sync,
     revoked,
     nowMs,
     operations: ops,

@@ -489,6 +489,30 @@ export const configKeys = {
     int(1, 1_000_000),
     'GET /mcp event streams one gateway process holds open; beyond it, 503 unavailable.',
   ),
+  syncDir: key(
+    'ASSAY_SYNC_DIR',
+    '',
+    str,
+    'Directory of device sync blobs (docs/sync.md); every gateway of a deployment must see the same one. Default: a directory per namespace under the system temporary directory, with a warning at start.',
+  ),
+  syncBlobBytesMax: key(
+    'ASSAY_SYNC_BLOB_BYTES_MAX',
+    4 * 1024 ** 3,
+    int(1, 2 ** 50),
+    'Largest blob (one file) device sync accepts; larger gets 413 blob_too_large.',
+  ),
+  syncQuotaBytes: key(
+    'ASSAY_SYNC_QUOTA_BYTES',
+    10 * 1024 ** 3,
+    int(0, 2 ** 50),
+    'Bytes of distinct blobs one principal may hold in device sync; past it an upload gets 507 quota_exceeded.',
+  ),
+  syncBodyBytesMax: key(
+    'ASSAY_SYNC_BODY_BYTES_MAX',
+    64 * 1024 ** 2,
+    int(1024, 2 ** 31),
+    'Largest manifest or snapshot body of device sync (a folder of 200,000 files fits); larger gets 413 body_too_large.',
+  ),
   shutdownGraceMs: key(
     'ASSAY_SHUTDOWN_GRACE_MS',
     10_000,

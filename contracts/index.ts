@@ -164,6 +164,7 @@ export {
 export * from './skill.ts';
 export * from './webhook.ts';
 export * from './payments.ts';
+export * from './metrics.ts';
 export type {
   ApprovalDecidedFact,
   ApprovalRequestedFact,
@@ -207,3 +208,28 @@ export {
   verifyEs256,
   verifyReport,
 } from './signed.ts';
+export {
+  type SyncBlobUpload,
+  type SyncChanges,
+  SyncEntry,
+  type SyncEntryT,
+  syncErrors,
+  type SyncErrorCode,
+  type SyncFinding,
+  type SyncFindingType,
+  syncDigestPattern,
+  syncFilesMax,
+  syncFindingTypes,
+  syncLocatorPattern,
+  SyncManifestBody,
+  syncPathPrefix,
+  type SyncPort,
+  type SyncRefusal,
+  type SyncResult,
+  type SyncRevision,
+  syncRevisionsPageDefault,
+  syncRevisionsPageMax,
+  syncScanBytesMax,
+  SyncSnapshotBody,
+  type SyncSnapshotBodyT,
+} from './sync.ts';

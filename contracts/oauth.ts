@@ -61,6 +61,7 @@ export const scopeWords: Record<Scope, string> = {
   'manage:mandate': 'Set, change and revoke your mandate (how much your agents may spend)',
   'read:context': 'Read your context files',
   'write:context': 'Create, change, publish and delete your context files',
+  sync: 'Upload folders from your devices, and list and restore their synced revisions',
 };
 
 /** The resources (RFC 8707) tokens can be for: the agent API with its MCP endpoint, or the MCP endpoint alone. */

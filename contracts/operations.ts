@@ -16,6 +16,8 @@ export const scopes = [
   // The context-file API's (docs/contexts.md): no agent route needs them.
   'read:context',
   'write:context',
+  // Device sync's (docs/sync.md): the CLI's folder snapshots on {web_url}/api/sync/.
+  'sync',
 ] as const;
 export type Scope = (typeof scopes)[number];
 

@@ -17,3 +17,4 @@ export { jwksOverBus, TokenVerifier, type TokenVerifierOptions } from './tokens.
 export { WebFace, webRoutes } from './web/face.ts';
 export { ContextFace } from './context/face.ts';
 export { OkfExport } from './context/okf.ts';
+export { SyncFace } from './sync/face.ts';

@@ -10,6 +10,7 @@ import {
   type Operation,
   okfExportPath,
   operations,
+  syncPathPrefix,
   schemas,
   transportStatus,
 } from '../contracts/index.ts';
@@ -27,9 +28,10 @@ import type { RevokedSet } from './revocations.ts';
 import { compileRouter } from './router.ts';
 import { type ContextFace, contextTransportRefusal } from './context/face.ts';
 import type { OkfExport } from './context/okf.ts';
+import type { SyncFace } from './sync/face.ts';
 import type { WebFace } from './web/face.ts';
 import { protectedResourceMetadata } from './web/oauth-routes.ts';
-import { countRequest } from '../contracts/metrics.ts';
+import { countRequest } from '../contracts/index.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -45,6 +47,8 @@ export interface GatewayOptions {
   context: ContextFace;
   /** `GET {web_url}/export/okf`: the public context files in the OKF format. */
   okf: OkfExport;
+  /** Device sync under `{web_url}/api/sync/` (docs/sync.md). */
+  sync: SyncFace;
   /** Revoked OAuth grants and tokens, loaded before the gateway listens. */
   revoked: RevokedSet;
   /** The clock a deprecated operation's Sunset date is compared with. */
@@ -168,6 +172,10 @@ export class Gateway {
       this.o.okf.handle(x, req);
       return;
     }
+    if (path.startsWith(syncPathPrefix)) {
+      this.o.sync.handle(x, req, path);
+      return;
+    }
     const m = this.match(x.method, path);
     if (m.kind === 'none') {
       const w = this.o.web.serves(x.method, path);
@@ -254,12 +262,14 @@ export class Gateway {
 
   private async run(x: Exchange, input: CallInput): Promise<void> {
     let result: CallResult;
+    const started = performance.now();
     try {
       result = await this.pipeline.run(input);
     } catch (err) {
       this.o.log.error({ err, requestId: x.requestId, op: input.op.id }, 'pipeline failed');
       result = this.pipeline.refuse('unavailable', 'the gateway failed to process the request');
     }
+    countRequest(input.op.id, 'rest', result.status, started);
     const deprecation = this.deprecations.size === 0 ? undefined : this.deprecations.get(input.op.id);
     if (deprecation) result = { ...result, headers: withDeprecationHeaders(result.headers, deprecation) };
     if (result.status >= 500) {

@@ -147,6 +147,21 @@ export {
   webhookAttempts,
 } from './webhooks.ts';
 export {
+  BlobDir,
+  syncAddOwnedBlob,
+  syncBlobHeld,
+  syncCommitKey,
+  syncCommitSnapshot,
+  syncExportFor,
+  syncKnownScans,
+  syncLocatorExists,
+  syncMissingDigests,
+  type SyncRevisionRow,
+  syncRevisionsOf,
+  syncStoreScans,
+  syncUsage,
+} from './sync.ts';
+export {
   type BillingProfileRow,
   type BillingRow,
   billingProfile,

@@ -865,6 +865,102 @@ export const requirements = {
     behaviour:
       'From its Sunset date a deprecated operation answers 404 not_found naming its replacement, REST and MCP.',
   },
+  'SYNC-BLOB-DIGEST': {
+    source: 'docs/sync.md: Routes',
+    behaviour:
+      'A blob is stored under its digest once (a second upload by its owner is a cheap 200); a body that does not hash to the digest in the path is refused with digest_mismatch and nothing is kept.',
+  },
+  'SYNC-OWNERS': {
+    source: 'docs/sync.md: Locators and owners',
+    behaviour:
+      "Another owner's digests are reported missing, its blobs cannot be downloaded or committed without uploading the bytes, and its locators are 404.",
+  },
+  'SYNC-COMMIT-IDEM': {
+    source: 'spec: Limits',
+    behaviour:
+      'A snapshot commit needs an Idempotency-Key of 1 to 200 characters, replays with it, conflicts with another body under it, and is refused while a referenced blob is not uploaded; unchanged files make no new revision.',
+  },
+  'SYNC-SCAN': {
+    source: 'docs/sync.md: Injection scan',
+    behaviour:
+      'Each finding type is detected on a fixture that has it: absolute paths, traversal and escaping symlinks refuse the commit; model instructions, bidi overrides, tag characters and zero-width runs flag the revision.',
+  },
+  'SYNC-LIMITS': {
+    source: 'docs/sync.md: Quota and limits',
+    behaviour: 'A blob over ASSAY_SYNC_BLOB_BYTES_MAX gets 413, one past the quota 507; neither stores anything.',
+  },
+  'SYNC-AUTH': {
+    source: 'docs/sync.md: Routes',
+    behaviour:
+      'The sync routes need an OAuth access token of an account with the scope sync: 401 without, 403 without the scope.',
+  },
+  'SYNC-BAD-INPUT': {
+    source: 'docs/sync.md: Errors',
+    behaviour: 'Bad locators, digests, bodies and query parameters get 400 invalid_request and change nothing.',
+  },
+  'SYNC-CLI-FLOW': {
+    source: 'docs/sync.md: The command-line client',
+    behaviour:
+      '`assay login` (device grant approved on the verification page), sync of a few hundred files with ignored paths, a second sync uploading only two edited files, revisions, restore byte for byte, logout.',
+  },
+  'SYNC-CLI-RESUME': {
+    source: 'docs/sync.md: Resuming',
+    behaviour: 'A sync killed midway and run again finishes without uploading any blob a second time.',
+  },
+  'SYNC-CLI-PROGRESS': {
+    source: 'docs/sync.md: The command-line client',
+    behaviour: 'Progress is one redrawn bar on a terminal (tmux) and plain lines otherwise; --json prints none.',
+  },
+  'SYNC-CLI-ERRORS': {
+    source: 'docs/sync.md: Exit codes',
+    behaviour:
+      'An unreachable server, a missing login, unsafe paths and flagged content each get a message naming the next step and their exit code.',
+  },
+  'MONEY-TOPUP': {
+    source: 'docs/money.md: Live top-ups (`POST /v1/topups` with a live token)',
+    behaviour:
+      "A live top-up charges the saved card off-session and answers pending; the processor's signed webhook credits it once however often it arrives; a replay of the request makes no second PaymentIntent.",
+  },
+  'MONEY-REFUSALS': {
+    source: 'docs/money.md: Live top-ups (`POST /v1/topups` with a live token)',
+    behaviour:
+      'No saved card, a declined card and a card that needs its holder get typed errors and credit nothing; without a processor a live top-up answers 503 saying so.',
+  },
+  'MONEY-WEBHOOK-FORGED': {
+    source: 'docs/money.md: The processor webhook (`POST /api/stripe/webhook`)',
+    behaviour:
+      'A missing or foreign signature, a stale timestamp or a body changed after signing is 400 and credits nothing; unknown event types are acknowledged and ignored.',
+  },
+  'MONEY-CONCURRENT': {
+    source: 'docs/money.md: Live top-ups (`POST /v1/topups` with a live token)',
+    behaviour:
+      "50 live principals top up concurrently while the processor's webhooks arrive shuffled and duplicated: every balance equals its succeeded payments.",
+  },
+  'MONEY-PAYOUTS': {
+    source: 'docs/money.md: Seller payouts',
+    behaviour:
+      'Payout runs transfer each released live accrual once to an enabled seller, never a refunded order, through a lost answer, a crash after the transfer was recorded, and reruns.',
+  },
+  'MONEY-EXPORT': {
+    source: "docs/money.md: The person's data: `/api/` routes of the web app",
+    behaviour:
+      "The account export holds the signed-in person's data and nobody else's, and no secret; /api/health answers; the compliance route serves only the buyer's own orders.",
+  },
+  'OPS-METRICS': {
+    source: 'docs/operations.md: Metrics',
+    behaviour:
+      'A real Prometheus scraping the admin listener sees requests by operation and face, escrow, projection positions, shards and settlements move with the driven load.',
+  },
+  'OPS-METRICS-FORMAT': {
+    source: 'docs/operations.md: Metrics',
+    behaviour:
+      'The exposition passes promtool check metrics, every family is documented, and the series do not grow after 1,000 agents buy.',
+  },
+  'OPS-STATUS': {
+    source: 'docs/operations.md: Status',
+    behaviour:
+      "After an actor host is killed, assay status and the survivor's metrics show the survivor holding every shard and the takeovers counted.",
+  },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 
 export type RequirementId = keyof typeof requirements;

@@ -137,6 +137,63 @@ export class Exchange implements BodyRead {
     this.startBody(req, true, done as (body: Buffer | string | null) => void);
   }
 
+  /**
+   * Stream the request body into `sink` one chunk at a time (a device sync blob), never buffering the whole body:
+   * uWS is paused while the sink writes a chunk. `bytesMax` is this body's own limit (413 past it, worded by the
+   * face); the read timeout counts from the last chunk, not the first, so a large body may take as long as it keeps
+   * arriving. `done` is called once: true after the last chunk was written, false when the body was refused, the
+   * client went away or the sink failed (`err`). Call it from the route callback, before any await.
+   */
+  streamBody(
+    req: HttpRequest,
+    bytesMax: number,
+    sink: (chunk: Uint8Array) => Promise<void>,
+    done: (ok: boolean, err?: unknown) => void,
+  ): void {
+    void req;
+    if (this.closed) {
+      done(false);
+      return;
+    }
+    this.watch();
+    let finished = false;
+    const end = (ok: boolean, err?: unknown) => {
+      if (finished) return;
+      finished = true;
+      this.onBody = null;
+      this.ctx.deadlines.stop(this);
+      done(ok, err);
+    };
+    // finish() (a refusal, an abort, the timeout) ends the read as failed.
+    this.onBody = () => end(false);
+    this.ctx.deadlines.start(this);
+    let chain = Promise.resolve();
+    const res = this.res;
+    res.onData((chunk, isLast) => {
+      if (finished) return;
+      this.bodyBytes += chunk.byteLength;
+      if (this.bodyBytes > bytesMax) {
+        this.refuse({ kind: 'body_too_large', bytesMax });
+        return;
+      }
+      this.ctx.deadlines.start(this);
+      const copy = Buffer.from(chunk.slice(0));
+      if (!isLast) res.pause();
+      chain = chain.then(async () => {
+        if (finished) return;
+        try {
+          await sink(copy);
+        } catch (err) {
+          end(false, err);
+          return;
+        }
+        if (finished || this.closed) return;
+        if (isLast) end(true);
+        else res.resume();
+      });
+    });
+  }
+
   /** The body timed out (called by the listener's deadline sweep). */
   readTimedOut(): void {
     this.refuse({ kind: 'body_timeout', timeoutMs: this.ctx.deadlines.timeoutMs });

@@ -1,0 +1,264 @@
+// Device sync's rules (docs/sync.md) behind the gateway's sync face: quota and ownership of blobs, the manifest
+// answer, revisions, and the snapshot commit (Idempotency-Key, every blob held, the injection scan, one revision per
+// change). Always one principal's data: another owner's blobs and folders are never consulted for an answer.
+import type {
+  SyncChanges,
+  SyncEntryT,
+  SyncFinding,
+  SyncPort,
+  SyncRevision,
+  SyncSnapshotBodyT,
+} from '../../contracts/index.ts';
+import { syncFindingTypes, syncScanBytesMax } from '../../contracts/index.ts';
+import {
+  type BlobDir,
+  type Sql,
+  syncAddOwnedBlob,
+  syncBlobHeld,
+  syncCommitKey,
+  syncCommitSnapshot,
+  syncKnownScans,
+  syncLocatorExists,
+  syncMissingDigests,
+  type SyncRevisionRow,
+  syncRevisionsOf,
+  syncStoreScans,
+  syncUsage,
+} from '../../storage/index.ts';
+import type { Clock, IdSource } from '../runtime/clock.ts';
+import { scanContent, scanPaths } from './scan.ts';
+
+export interface SyncDeps {
+  sql: Sql;
+  blobs: BlobDir;
+  clock: Clock;
+  ids: IdSource;
+  quotaBytes: number;
+}
+
+/** Scans of blobs not scanned before, this many at once (each reads up to syncScanBytesMax from disk). */
+const scanConcurrency = 8;
+
+export function syncService(d: SyncDeps): SyncPort {
+  const { sql } = d;
+
+  async function readHead(digest: string, size: number): Promise<Uint8Array> {
+    const end = Math.min(size, syncScanBytesMax) - 1;
+    if (end < 0) return new Uint8Array(0);
+    const chunks: Buffer[] = [];
+    for await (const c of d.blobs.read(digest, 0, end)) chunks.push(c as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  /** Content findings of every file, from the scan cache or a scan of the blob (whose result is cached). */
+  async function contentFindings(files: SyncEntryT[]): Promise<SyncFinding[]> {
+    const regular = files.filter((f): f is Extract<SyncEntryT, { digest: string }> => f.type !== 'symlink');
+    const digests = [...new Set(regular.map((f) => f.digest))];
+    const known = await syncKnownScans(sql, digests);
+    const todo = digests.filter((x) => !known.has(x));
+    const sizes = new Map(regular.map((f) => [f.digest, f.size]));
+    const fresh: { digest: string; findings: Omit<SyncFinding, 'path'>[] | null }[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(scanConcurrency, todo.length) }, async () => {
+        while (next < todo.length) {
+          const digest = todo[next++]!;
+          fresh.push({ digest, findings: scanContent(await readHead(digest, sizes.get(digest)!)) });
+        }
+      }),
+    );
+    await syncStoreScans(sql, fresh);
+    for (const f of fresh) known.set(f.digest, { findings: f.findings });
+    const out: SyncFinding[] = [];
+    for (const f of regular) {
+      for (const finding of known.get(f.digest)?.findings ?? []) out.push({ ...finding, path: f.path });
+    }
+    return out;
+  }
+
+  return {
+    async blobBegin(principalId, digest, size) {
+      if ((await syncBlobHeld(sql, principalId, digest)) !== null) return { ok: { held: true } };
+      const usage = await syncUsage(sql, principalId);
+      if (usage.bytes + size > d.quotaBytes) return overQuota(usage.bytes, d.quotaBytes, size);
+      return { ok: { held: false } };
+    },
+
+    blobUpload: () => d.blobs.upload(),
+
+    async blobRecord(principalId, digest, size) {
+      const r = await syncAddOwnedBlob(sql, {
+        principalId,
+        digest,
+        size,
+        quotaBytes: d.quotaBytes,
+        at: d.clock.nowIso(),
+      });
+      if (typeof r === 'object') return overQuota(r.overQuota.bytes, d.quotaBytes, size);
+      return { ok: { size } };
+    },
+
+    async blobRead(principalId, digest) {
+      const size = await syncBlobHeld(sql, principalId, digest);
+      if (size === null || !(await d.blobs.has(digest))) return null;
+      return { size, stream: d.blobs.read(digest) };
+    },
+
+    async manifest(principalId, digests) {
+      return { missing: await syncMissingDigests(sql, principalId, [...new Set(digests)]) };
+    },
+
+    async revisions(principalId, locator, o) {
+      if (!(await syncLocatorExists(sql, principalId, locator))) {
+        return { refused: 'not_found', message: `you have no synced folder with the locator ${locator}` };
+      }
+      const byNumber = o.revision !== null && /^\d{1,9}$/.test(o.revision) ? Number(o.revision) : null;
+      const byId = o.revision !== null && byNumber === null ? o.revision : null;
+      if (byId !== null && !/^[0-9a-f-]{36}$/.test(byId)) {
+        return { refused: 'invalid_request', message: 'revision is a revision number or id' };
+      }
+      const rows = await syncRevisionsOf(sql, principalId, locator, {
+        limit: o.limit,
+        number: byNumber,
+        id: byId,
+        files: o.files,
+      });
+      if (o.revision !== null && rows.length === 0) {
+        return { refused: 'not_found', message: `the folder ${locator} has no revision ${o.revision}` };
+      }
+      const usage = await syncUsage(sql, principalId);
+      return {
+        ok: { revisions: rows.map((r) => revisionView(r, o.files)), usage: { ...usage, quota_bytes: d.quotaBytes } },
+      };
+    },
+
+    async commit(principalId, locator, key, requestHash, body) {
+      const stored = await syncCommitKey(sql, principalId, key);
+      if (stored) return replay(stored, requestHash);
+      const files = sortedFiles(body);
+      const dup = duplicatePath(files);
+      if (dup !== null) return { refused: 'invalid_request', message: `the path ${dup} appears more than once` };
+      const unsafe = scanPaths(files);
+      if (unsafe.length > 0) {
+        return {
+          refused: 'unsafe_paths',
+          message: `the snapshot has ${unsafe.length} unsafe path(s); nothing was committed`,
+          extra: { findings: unsafe },
+        };
+      }
+      const digests = files.flatMap((f) => (f.type === 'symlink' ? [] : [f.digest]));
+      const missing = await syncMissingDigests(sql, principalId, [...new Set(digests)]);
+      if (missing.length > 0) {
+        return {
+          refused: 'missing_blobs',
+          message: `${missing.length} blob(s) of the snapshot are not uploaded; upload them and commit again`,
+          extra: { missing },
+        };
+      }
+      const findings = await contentFindings(files);
+      for (const f of findings)
+        if (syncFindingTypes[f.type] !== 'flag') throw new Error('a refusing finding in content');
+      const totalBytes = files.reduce((n, f) => n + (f.type === 'symlink' ? 0 : f.size), 0);
+      const canonical = files.map(entryKey);
+      const answer = await syncCommitSnapshot(sql, {
+        principalId,
+        locator,
+        key,
+        requestHash,
+        id: d.ids.uuid(),
+        at: d.clock.nowIso(),
+        files,
+        totalBytes,
+        findings,
+        same: (latest) => latest.length === canonical.length && latest.every((f, i) => entryKey(f) === canonical[i]),
+        build(latest, created) {
+          const revision = created ?? latest!;
+          return {
+            status: created ? 201 : 200,
+            body: {
+              revision: revisionView(revision, false),
+              created: created !== null,
+              changes: changesBetween(created ? (latest?.files ?? []) : files, files),
+            },
+          };
+        },
+      });
+      if (answer === null) {
+        // A concurrent commit with this key won: answer as it did.
+        const won = await syncCommitKey(sql, principalId, key);
+        if (!won) throw new Error('a commit key conflicted but is not stored');
+        return replay(won, requestHash);
+      }
+      return { ok: { status: answer.status as 200 | 201, replayed: false, body: answer.body } };
+    },
+  };
+}
+
+function overQuota(used: number, quota: number, size: number) {
+  return {
+    refused: 'quota_exceeded' as const,
+    message: `this blob (${size} bytes) does not fit: ${used} of your ${quota} bytes of sync storage are used`,
+    extra: { quota_bytes: quota, used_bytes: used },
+  };
+}
+
+function replay(stored: { request_hash: string; status: number; response: unknown }, requestHash: string) {
+  if (stored.request_hash !== requestHash) {
+    return {
+      refused: 'idempotency_conflict' as const,
+      message: 'this Idempotency-Key was used with another snapshot; use a new key',
+    };
+  }
+  return { ok: { status: stored.status as 200 | 201, replayed: true, body: stored.response } };
+}
+
+function sortedFiles(body: SyncSnapshotBodyT): SyncEntryT[] {
+  return body.files
+    .map(
+      (f): SyncEntryT =>
+        f.type === 'symlink'
+          ? { path: f.path, type: 'symlink', target: f.target, ...(f.mode === undefined ? {} : { mode: f.mode }) }
+          : { path: f.path, mode: f.mode, size: f.size, digest: f.digest },
+    )
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+function duplicatePath(sorted: SyncEntryT[]): string | null {
+  for (let i = 1; i < sorted.length; i++) if (sorted[i]!.path === sorted[i - 1]!.path) return sorted[i]!.path;
+  return null;
+}
+
+/** One entry as a comparable string (jsonb does not keep key order, so entries are compared field by field). */
+function entryKey(f: SyncEntryT): string {
+  return f.type === 'symlink'
+    ? `${f.path}\0l\0${f.target}\0${f.mode ?? ''}`
+    : `${f.path}\0f\0${f.digest}\0${f.size}\0${f.mode}`;
+}
+
+export function changesBetween(before: SyncEntryT[], after: SyncEntryT[]): SyncChanges {
+  const old = new Map(before.map((f) => [f.path, entryKey(f)]));
+  const now = new Map(after.map((f) => [f.path, entryKey(f)]));
+  const added: string[] = [];
+  const modified: string[] = [];
+  for (const [path, k] of now) {
+    const was = old.get(path);
+    if (was === undefined) added.push(path);
+    else if (was !== k) modified.push(path);
+  }
+  const removed = [...old.keys()].filter((p) => !now.has(p));
+  return { added, modified, removed };
+}
+
+function revisionView(r: SyncRevisionRow, files: boolean): SyncRevision {
+  return {
+    id: r.id,
+    number: r.number,
+    locator: r.locator,
+    created_at: r.created_at.toISOString(),
+    file_count: r.file_count,
+    total_bytes: r.total_bytes,
+    flagged: r.findings.length > 0,
+    findings: r.findings,
+    ...(files ? { files: r.files ?? [] } : {}),
+  };
+}
