@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from '../contracts/index.ts';
-import { metricsContentType, metricsText } from '../contracts/metrics.ts';
+import { metricsContentType, metricsText } from '../contracts/index.ts';
 
 /** Resolves with the listener, or null when the port is 0 (off) or taken (logged: metrics are not worth a crash). */
 export async function startMetricsListener(config: Config, log: Logger): Promise<Server | null> {

@@ -5,7 +5,7 @@ import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core'
 import type { Logger } from 'pino';
 import type { BusReply, BusRequest } from '../contracts/index.ts';
 import { decodeReply, errorReply, natsFailure, replyPartsHeader } from '../contracts/index.ts';
-import { metrics } from '../contracts/metrics.ts';
+import { metrics } from '../contracts/index.ts';
 
 const encoder = new TextEncoder();
 

@@ -5,7 +5,7 @@
 // table with one statement of fixed shape whatever the batch (the rows as one JSON array, which PostgreSQL parses
 // in C), all sent at once on the transaction's connection.
 import type { LedgerFact, Names } from '../contracts/index.ts';
-import { metrics } from '../contracts/metrics.ts';
+import { metrics } from '../contracts/index.ts';
 import { addToEscrowTotals } from './metrics-readings.ts';
 import { type ApprovalUpsertRow, upsertApprovals } from './approvals.ts';
 import { type BillingRow, billingTables, writeBillingRows } from './billing.ts';

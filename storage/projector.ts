@@ -12,7 +12,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import postgres from 'postgres';
-import { registerProjection } from '../contracts/metrics.ts';
+import { registerProjection } from '../contracts/index.ts';
 import type { HealthAlerts } from './health.ts';
 import type { Sql } from './postgres.ts';
 

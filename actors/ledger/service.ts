@@ -28,6 +28,7 @@ import {
   okfExportTag,
   okfPageBytes,
   exportPage,
+  syncExportFor,
   billingProfile,
   exportSections,
   type ExportSection,
@@ -170,6 +171,17 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
     },
 
     async 'account.export_page'(req) {
+      // Device sync's part is one object (folders, revisions, blob accounting), in one reply of parts.
+      if (req.body.section === 'sync') {
+        const sync = await syncExportFor(sql, req.body.principalId);
+        const page = { items: [sync], next: null };
+        return {
+          ok: true,
+          status: 200,
+          body: new TextEncoder().encode(JSON.stringify(page)),
+          mediaType: 'application/json',
+        };
+      }
       const section = req.body.section as ExportSection;
       if (!exportSections.includes(section)) return errorReply('validation_failed', `no export section ${section}`);
       // Context files are up to a megabyte each: fewer of them to a page.

@@ -18,7 +18,7 @@ import {
   natsFailure,
   requiresCaller,
 } from '../../contracts/index.ts';
-import { type ActorHostSource, metrics, registerActorHost } from '../../contracts/metrics.ts';
+import { type ActorHostSource, metrics, registerActorHost } from '../../contracts/index.ts';
 import type { Clock } from './clock.ts';
 import { ShardLeases, type ShardRef } from './leases.ts';
 import { busRequest } from './service.ts';

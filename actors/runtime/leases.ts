@@ -6,7 +6,7 @@ import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import { natsFailure } from '../../contracts/index.ts';
-import { metrics } from '../../contracts/metrics.ts';
+import { metrics } from '../../contracts/index.ts';
 import type { Clock } from './clock.ts';
 
 export interface ShardRef {

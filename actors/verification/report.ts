@@ -1,7 +1,7 @@
 // From an edition's content to a signed verification report: extract claims, judge each against its cited
 // passage, summarise, canonicalise (RFC 8785), hash and sign (ES256) with the active report key.
 import { createPrivateKey, type KeyObject, sign } from 'node:crypto';
-import { metrics } from '../../contracts/metrics.ts';
+import { metrics } from '../../contracts/index.ts';
 import { canonicalBytes, type ClaimT, sha256Digest, type VerificationReportT } from '../../contracts/index.ts';
 import type { StoredKey } from '../../storage/index.ts';
 import { parseArtifact } from './format.ts';

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import type { Config, Names } from '../../contracts/index.ts';
-import { metrics } from '../../contracts/metrics.ts';
+import { metrics } from '../../contracts/index.ts';
 import {
   claimDueDeliveries,
   type DueDelivery,

@@ -39,7 +39,7 @@ import { type Deprecation, deprecationsOf } from '../deprecation.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { writeResponse } from '../http/web-response.ts';
 import { bearerToken, type CallResult, type Pipeline } from '../pipeline.ts';
-import { countRequest } from '../../contracts/metrics.ts';
+import { countRequest } from '../../contracts/index.ts';
 import { checkPost, type JsonRpcRefusal, PostExchange } from './exchange.ts';
 import {
   eventsOperation,

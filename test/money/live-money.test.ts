@@ -443,6 +443,7 @@ test("[MONEY-EXPORT] the account export holds the person's data and nobody else'
   assert.equal(doc.context_files[0].content, 'the private text of export-a');
   assert.equal(doc.webhooks[0].name, 'export-a hook');
   assert.equal(doc.api_keys[0].name, 'export-a key');
+  assert.deepEqual(doc.sync.locators, [], 'device sync: no folders synced yet');
   // Nobody else's records, and no secret of any kind.
   assert.ok(!text.includes(b.principalId) && !text.includes('export-b'), 'the other person is absent');
   for (const secret of [a.key, a.webhookSecret, 'whsec_', 'asyk_', 'scrypt$', a.token]) {
