@@ -961,6 +961,11 @@ export const requirements = {
     behaviour:
       "After an actor host is killed, assay status and the survivor's metrics show the survivor holding every shard and the takeovers counted.",
   },
+  'OPS-DASHBOARD': {
+    source: 'docs/operations.md: Dashboard',
+    behaviour:
+      'The shipped Grafana dashboard covers traffic, errors, latency, shards, mailboxes, projection and settlement lag and escrow, with PromQL that promtool parses and only metrics Assay exports.',
+  },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 
 export type RequirementId = keyof typeof requirements;
