@@ -160,8 +160,17 @@ export function encodeReply(reply: BusReply): Uint8Array {
   }
   // Named fields rather than a rest pattern, which copies the object the slow way; JSON drops undefined ones.
   const meta = { ok: true, status: reply.status, replayed: reply.replayed, etag: reply.etag };
-  const body = reply.body === undefined ? 'null' : JSON.stringify(reply.body);
+  const body =
+    reply.body === undefined ? 'null' : reply.body instanceof JsonText ? reply.body.text : JSON.stringify(reply.body);
   return textEncoder.encode(`${JSON.stringify(meta)}\n${body}`);
+}
+
+/**
+ * A reply body that is JSON text already (a search page assembled from stored fragments): sent as it is instead of
+ * being serialised again. The text must be one JSON value without a raw newline, as JSON.stringify would give.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
 }
 
 /**

@@ -11,6 +11,7 @@ export {
   encodeReply,
   errorReply,
   etagMatches,
+  JsonText,
   pendingApprovalReply,
   names,
   type Names,

@@ -111,6 +111,7 @@ export async function insertArtifact(
     ON CONFLICT (id) DO NOTHING`;
   if (inserted.count === 0) return false;
   await insertEditionRow(tx, e, 1);
+  await addSearchWords(tx, [a.id]);
   return true;
 }
 
@@ -122,10 +123,25 @@ export async function insertEdition(tx: Sql, e: NewEdition): Promise<number> {
   await tx`
     UPDATE artifacts SET current_edition_id = ${e.id}, current_content_hash = ${e.contentHash}, title = ${e.title},
       topics = ${e.topics}, description = ${e.description}, floor = ${e.floor}, current_report_digest = NULL,
-      current_mean_entailment = NULL, current_judge_version = NULL,
+      current_mean_entailment = NULL, current_judge_version = NULL, search_rank = search_rank % 10000,
       search_tsv = to_tsvector('english'::regconfig, ${`${e.title} ${e.topics.join(' ')} ${e.description}`})
     WHERE id = ${e.artifactId}`;
+  await addSearchWords(tx, [e.artifactId]);
   return row!.n;
+}
+
+/**
+ * Add the words of artifacts to the vocabulary typo tolerance matches against (storage/migrations/025). Words are
+ * never removed: one that no live artifact holds any more only widens a query to a term that matches nothing.
+ */
+async function addSearchWords(tx: Sql, artifactIds: string[]): Promise<void> {
+  await tx`
+    INSERT INTO search_words (word, lexeme)
+    SELECT DISTINCT w.word, w.lexeme
+    FROM artifacts a, search_words_of(a.title || ' ' || array_to_string(a.topics, ' ') || ' ' || a.description) w
+    WHERE a.id = ANY(${tx.array(artifactIds, 2950)}::uuid[])
+    ORDER BY 1
+    ON CONFLICT DO NOTHING`;
 }
 
 async function insertEditionRow(tx: Sql, e: NewEdition, number: number): Promise<void> {
@@ -167,7 +183,8 @@ export async function storeReport(tx: Sql, r: StoredReportInput): Promise<boolea
   await tx`UPDATE editions SET report_digest = ${r.digest} WHERE id = ${r.editionId}`;
   await tx`
     UPDATE artifacts SET current_report_digest = ${r.digest}, current_mean_entailment = ${r.meanEntailment},
-      current_judge_model = ${r.judgeModel}, current_judge_version = ${r.judgeVersion}
+      current_judge_model = ${r.judgeModel}, current_judge_version = ${r.judgeVersion},
+      search_rank = search_rank_of(${r.meanEntailment}, floor, (search_rank % 10000) / 1000.0)
     WHERE id = ${r.artifactId} AND current_edition_id = ${r.editionId}`;
   return true;
 }
@@ -182,29 +199,333 @@ export async function getReport(sql: Sql, digest: string): Promise<{ body: strin
 export interface SearchFilters {
   sandbox: boolean;
   type?: string;
-  topic?: string;
   floor?: number;
   maxPriceCents?: number;
-  beforeSeq: number | null;
+  /** Rows to return: the page's limit plus one, to know whether another page follows. */
   limit: number;
 }
 
+/** One item of a search page, as stored: what the answer shows and where the item sits in the order. */
+export interface SearchRow {
+  /** The text-relevance tier (0 when browsing), then the rank and sequence: together, the keyset. */
+  tier: number;
+  search_rank: number;
+  catalog_seq: number;
+  /** The artifact part of the item, rendered when the artifact last changed (migration 025). */
+  search_item: string;
+  live_listing_ids: string[];
+  /** The artifact's trust sums, or nulls without samples; the score is computed at read. */
+  samples: number | null;
+  passes: number | null;
+  pass_weight: number | null;
+  fail_weight: number | null;
+}
+
 /**
- * Artifacts with at least one live listing, newest first, on one side of the sandbox line. Keyset pagination on
- * catalog_seq: a cursor walk visits every match that existed when it started exactly once. Query plans are in
- * docs/search.md.
+ * What a search statement returns per item. `stored`: what the service answers from (the rendered artifact part, the
+ * live listing ids, the trust sums). `columns`: the artifact's own columns, for a caller that looks up listings and
+ * trust itself and builds the item (the conventional peer the benchmark compares with).
  */
-export async function searchArtifacts(sql: Sql, f: SearchFilters): Promise<ArtifactRow[]> {
-  return sql<ArtifactRow[]>`
-    SELECT ${sql.unsafe(artifactColumns)} FROM artifacts
-    WHERE sandbox = ${f.sandbox} AND live_listing_count > 0
-      ${f.type === undefined ? sql`` : sql`AND type = ${f.type}`}
-      ${f.topic === undefined ? sql`` : sql`AND search_tsv @@ websearch_to_tsquery('english'::regconfig, ${f.topic})`}
-      ${f.floor === undefined ? sql`` : sql`AND current_mean_entailment >= ${f.floor}`}
-      ${f.maxPriceCents === undefined ? sql`` : sql`AND min_live_price_cents <= ${f.maxPriceCents}`}
-      ${f.beforeSeq === null ? sql`` : sql`AND catalog_seq < ${f.beforeSeq}`}
-    ORDER BY catalog_seq DESC
-    LIMIT ${f.limit}`;
+export type SearchShape = 'stored' | 'columns';
+
+/** The most rows a search statement returns: the largest page and one more (contracts' pageLimits). */
+const searchRowsMax = 201;
+
+/**
+ * A statement as text with numbered parameters. The search statements are built as plain text, not nested tagged
+ * fragments: building and hashing one costs microseconds, and the same text is one prepared statement per
+ * connection (one round trip per page).
+ */
+export interface Statement {
+  text: string;
+  params: (string | number | boolean)[];
+}
+
+class StatementText {
+  readonly params: (string | number | boolean)[] = [];
+  /** The placeholder of a new parameter. */
+  p(value: string | number | boolean): string {
+    this.params.push(value);
+    return `$${this.params.length}`;
+  }
+}
+
+const shapeColumns = (shape: SearchShape) =>
+  shape === 'stored'
+    ? 'id, search_rank, catalog_seq, search_item, live_listing_ids'
+    : `search_rank, ${artifactColumns}`;
+const shapeOutput = (shape: SearchShape) =>
+  shape === 'stored'
+    ? `SELECT p.tier, p.search_rank, p.catalog_seq, p.search_item, p.live_listing_ids,
+              t.samples, t.passes, t.pass_weight, t.fail_weight
+       FROM page p
+       LEFT JOIN (
+         SELECT subject, sum(samples)::int AS samples, sum(passes)::int AS passes, sum(pass_weight) AS pass_weight,
+                sum(fail_weight) AS fail_weight
+         FROM trust_sums WHERE subject = ANY(ARRAY(SELECT 'artifact:' || id FROM page))
+         GROUP BY subject) t ON t.subject = 'artifact:' || p.id`
+    : 'SELECT p.* FROM page p';
+
+function filterText(st: StatementText, f: SearchFilters): string {
+  return [
+    f.type === undefined ? '' : `AND type = ${st.p(f.type)}`,
+    f.floor === undefined ? '' : `AND current_mean_entailment >= ${st.p(f.floor)}`,
+    f.maxPriceCents === undefined ? '' : `AND min_live_price_cents <= ${st.p(f.maxPriceCents)}`,
+  ].join(' ');
+}
+
+/** Run a search statement, prepared (the plan is cached per connection, see rankedStatement). */
+export function runStatement(sql: Sql, st: Statement) {
+  return sql.unsafe<SearchRow[]>(st.text, st.params as never[], { prepare: true });
+}
+
+/**
+ * Browsing (no topic): artifacts with at least one live listing, newest first, on one side of the sandbox line.
+ * Keyset on catalog_seq. One statement: the page, its items' stored parts and their trust sums.
+ */
+export function browseStatement(f: SearchFilters, beforeSeq: number | null, shape: SearchShape = 'stored'): Statement {
+  const st = new StatementText();
+  // The inner LIMIT is a constant so that the plan PostgreSQL caches for the prepared statement (a generic plan,
+  // which estimates `LIMIT $n` as a tenth of the table) still walks the index; the outer LIMIT stops the walk.
+  const text = `
+    WITH page AS (
+      SELECT * FROM (
+        SELECT 0 AS tier, ${shapeColumns(shape)} FROM artifacts
+        WHERE sandbox = ${st.p(f.sandbox)} AND live_listing_count > 0 ${filterText(st, f)}
+          ${beforeSeq === null ? '' : `AND catalog_seq < ${st.p(beforeSeq)}`}
+        ORDER BY catalog_seq DESC
+        LIMIT ${searchRowsMax}) first
+      LIMIT ${st.p(f.limit)})
+    ${shapeOutput(shape)}
+    ORDER BY p.catalog_seq DESC`;
+  return { text, params: st.params };
+}
+
+export async function browseArtifacts(sql: Sql, f: SearchFilters, beforeSeq: number | null): Promise<SearchRow[]> {
+  return runStatement(sql, browseStatement(f, beforeSeq));
+}
+
+/** A topic as the ranked query uses it: its words (lexemes, in query order) and each one's typo alternatives. */
+export interface TopicWord {
+  /** The word's lexeme: what an exact match is. */
+  lexeme: string;
+  /** Lexemes of the catalog words within the word's typo allowance, nearest first. */
+  alternatives: string[];
+}
+
+/**
+ * How many catalog words a query word is compared with by edit distance: its nearest by trigram distance. A word
+ * within the allowance but further than this many others in trigram terms is missed (documented in docs/search.md).
+ */
+const typoCandidatesMax = 24;
+
+/**
+ * The topic's words as PostgreSQL's English configuration parses them (stemmed, stop words dropped), and for each the
+ * lexemes of catalog words within its typo allowance as written: none under 5 letters, 1 edit from 5, 2 from 9
+ * (Meilisearch's defaults). Words with digits get no alternatives: a typo in a number is another number.
+ */
+export async function topicWords(sql: Sql, topic: string): Promise<TopicWord[]> {
+  return sql<TopicWord[]>`
+    SELECT q.lexeme,
+           CASE WHEN q.edits = 0 THEN '{}'::text[] ELSE ARRAY(
+             SELECT c.lexeme FROM (SELECT word, lexeme FROM search_words
+                                   ORDER BY word <-> q.word LIMIT ${typoCandidatesMax}) c
+             WHERE c.lexeme <> q.lexeme AND levenshtein_less_equal(c.word, q.word, q.edits) <= q.edits
+             GROUP BY c.lexeme
+             ORDER BY min(levenshtein(c.word, q.word)), c.lexeme) END AS alternatives
+    FROM (SELECT DISTINCT ON (d.lexemes[1]) lower(d.token) AS word, d.lexemes[1] AS lexeme, d.at,
+                 CASE WHEN d.token ~ '[0-9]' OR length(d.token) > 64 THEN 0
+                      WHEN length(d.token) >= 9 THEN 2 WHEN length(d.token) >= 5 THEN 1 ELSE 0 END AS edits
+          FROM ts_debug('english'::regconfig, ${topic}) WITH ORDINALITY AS d(alias, description, token, dictionaries,
+                                                                          dictionary, lexemes, at)
+          WHERE d.lexemes <> '{}'
+          ORDER BY d.lexemes[1], d.at) q
+    ORDER BY q.at`;
+}
+
+/** The four text queries of a topic (tsquery text): exact and with typos, all words and words near each other. */
+export interface TopicQueries {
+  /** Every word. */
+  all: string;
+  /** Every pair of consecutive query words in order, at most one word apart. */
+  near: string;
+  /** Every word or one of its typo alternatives; null when no word has one. */
+  allTypos: string | null;
+  nearTypos: string | null;
+  /** Number of words: with one, `near` is `all` and the proximity tiers are left out. */
+  words: number;
+}
+
+const lexemeText = (w: string) => `'${w.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+
+export function topicQueries(words: TopicWord[]): TopicQueries | null {
+  if (words.length === 0) return null;
+  const exact = words.map((w) => lexemeText(w.lexeme));
+  const typos = words.map((w) => `(${[w.lexeme, ...w.alternatives].map(lexemeText).join(' | ')})`);
+  const near = (terms: string[]) =>
+    terms.length === 1
+      ? terms[0]!
+      : terms
+          .slice(1)
+          .map((t, i) => `(${terms[i]} <-> ${t} | ${terms[i]} <2> ${t})`)
+          .join(' & ');
+  const hasTypos = words.some((w) => w.alternatives.length > 0);
+  return {
+    all: exact.join(' & '),
+    near: near(exact),
+    allTypos: hasTypos ? typos.join(' & ') : null,
+    nearTypos: hasTypos ? near(typos) : null,
+    words: words.length,
+  };
+}
+
+type TextQuery = 'a' | 'n' | 'ta' | 'tn';
+interface Tier {
+  /** The condition on an index a rare term is found through. */
+  indexed: string;
+  /** The rest of what places an artifact in this tier and in no earlier one. */
+  rest: string[];
+}
+const m = (column: 'heading_tsv' | 'search_tsv', q: TextQuery) => `${column} @@ (SELECT ${q} FROM q)`;
+
+/**
+ * The text-relevance tiers of docs/search.md, best first: exact words before typos, words near each other before
+ * scattered ones, words in the heading (title and topics) before words elsewhere. Each tier excludes the earlier
+ * ones, so an artifact is in exactly one.
+ */
+export function relevanceTiers(q: TopicQueries): Tier[] {
+  const exact: Tier[] = [
+    { indexed: m('heading_tsv', 'n'), rest: [] },
+    { indexed: m('search_tsv', 'n'), rest: [`NOT ${m('heading_tsv', 'n')}`] },
+    { indexed: m('heading_tsv', 'a'), rest: [`NOT ${m('search_tsv', 'n')}`] },
+    { indexed: m('search_tsv', 'a'), rest: [`NOT ${m('heading_tsv', 'a')}`, `NOT ${m('search_tsv', 'n')}`] },
+  ];
+  const typos: Tier[] = [
+    { indexed: m('heading_tsv', 'tn'), rest: [] },
+    { indexed: m('search_tsv', 'tn'), rest: [`NOT ${m('heading_tsv', 'tn')}`] },
+    { indexed: m('heading_tsv', 'ta'), rest: [`NOT ${m('search_tsv', 'tn')}`] },
+    { indexed: m('search_tsv', 'ta'), rest: [`NOT ${m('heading_tsv', 'ta')}`, `NOT ${m('search_tsv', 'tn')}`] },
+  ].map((t) => ({ ...t, rest: [...t.rest, `NOT ${m('search_tsv', 'a')}`] }));
+  // With one word, "near" is "all": the tiers of scattered words are empty.
+  const shape = (ts: Tier[]) => (q.words === 1 ? [ts[0]!, ts[1]!] : ts);
+  return [...shape(exact), ...(q.allTypos === null ? [] : shape(typos))];
+}
+
+export interface RankedPosition {
+  tier: number;
+  rank: number;
+  seq: number;
+}
+
+/**
+ * Topic search, best first: text-relevance tier, then search_rank, then newest. One statement. Each tier is read
+ * one of two ways and the statement picks at run time: walking live artifacts in rank order and keeping matches,
+ * which stops after a page when the tier is common, but is cut off after `walkRowsMax` rows; if that did not fill
+ * the page, the tier's GIN index finds every match and they are sorted (a rare term). A tier is read only while
+ * the tiers before it have not filled the page. The text queries reach the planner through a CTE, so every
+ * execution uses the same plan and the choice is the statement's own, not the planner's guess of a term's
+ * frequency. `after` is the keyset cursor: tiers before it are skipped. Plans in docs/search.md.
+ */
+export function rankedStatement(
+  f: SearchFilters,
+  q: TopicQueries,
+  after: RankedPosition | null,
+  walkRowsMax: number,
+  shape: SearchShape = 'stored',
+): Statement | null {
+  const tiers = relevanceTiers(q).map((t, i) => ({ ...t, i }));
+  const from = after === null ? tiers : tiers.filter((t) => t.i >= after.tier);
+  if (from.length === 0) return null;
+  const st = new StatementText();
+  const columns = shapeColumns(shape);
+  const texts = `
+    WITH q AS MATERIALIZED (
+      SELECT ${st.p(q.all)}::tsquery AS a, ${st.p(q.near)}::tsquery AS n,
+             ${st.p(q.allTypos ?? q.all)}::tsquery AS ta, ${st.p(q.nearTypos ?? q.near)}::tsquery AS tn)`;
+  const sandbox = st.p(f.sandbox);
+  const n = st.p(f.limit);
+  // A constant, for the same reason as browseStatement's (a power of two, so there are few statements).
+  const walk = 2 ** Math.ceil(Math.log2(Math.max(2, walkRowsMax)));
+  const filters = filterText(st, f);
+  const cursorRank = after === null ? '' : st.p(after.rank);
+  const cursorSeq = after === null ? '' : st.p(after.seq);
+  const ctes = from.map((t, k) => {
+    const keyset =
+      after !== null && t.i === after.tier ? `AND (search_rank, catalog_seq) < (${cursorRank}, ${cursorSeq})` : '';
+    const cond = [t.indexed, ...t.rest].join(' AND ');
+    const earlier = from
+      .slice(0, k)
+      .map((e) => `(SELECT count(*) FROM r${e.i})`)
+      .join(' + ');
+    const gate = k === 0 ? 'true' : `${earlier} < ${n}`;
+    return `
+      w${t.i} AS MATERIALIZED (
+        SELECT ${t.i} AS tier, ${columns}
+        FROM (SELECT * FROM artifacts
+              WHERE sandbox = ${sandbox} AND live_listing_count > 0 ${keyset}
+              ORDER BY search_rank DESC, catalog_seq DESC
+              LIMIT ${walk}) walk
+        WHERE (${cond}) IS TRUE ${filters}
+        ORDER BY search_rank DESC, catalog_seq DESC
+        LIMIT ${n}),
+      b${t.i} AS MATERIALIZED (
+        SELECT ${t.i} AS tier, ${columns}
+        FROM artifacts
+        WHERE sandbox = ${sandbox} AND live_listing_count > 0 AND ${cond} ${filters} ${keyset}
+        ORDER BY search_rank DESC, catalog_seq DESC
+        LIMIT ${n}),
+      r${t.i} AS MATERIALIZED (
+        SELECT * FROM w${t.i} WHERE CASE WHEN ${gate} THEN (SELECT count(*) FROM w${t.i}) >= ${n} ELSE false END
+        UNION ALL
+        SELECT * FROM b${t.i} WHERE CASE WHEN ${gate} THEN (SELECT count(*) FROM w${t.i}) < ${n} ELSE false END)`;
+  });
+  const text = `${texts},${ctes.join(',')},
+    page AS (
+      SELECT * FROM (${from.map((t) => `SELECT * FROM r${t.i}`).join(' UNION ALL ')}) u
+      ORDER BY tier, search_rank DESC, catalog_seq DESC LIMIT ${n})
+    ${shapeOutput(shape)}
+    ORDER BY p.tier, p.search_rank DESC, p.catalog_seq DESC`;
+  return { text, params: st.params };
+}
+
+export async function rankedArtifacts(
+  sql: Sql,
+  f: SearchFilters,
+  q: TopicQueries,
+  after: RankedPosition | null,
+  walkRowsMax: number,
+): Promise<SearchRow[]> {
+  const st = rankedStatement(f, q, after, walkRowsMax);
+  return st === null ? [] : runStatement(sql, st);
+}
+
+/**
+ * Bring the trust part of search_rank up to date for every artifact with trust samples, where it changed. Trust
+ * decays with time and no fact marks that, so this runs on a timer (docs/search.md); `decay` is the factor the
+ * sums are multiplied by now (actors/catalog/trust.ts), the score (1 + passes) / (2 + all) over the decayed sums.
+ * One runner at a time across processes. Returns the number of artifacts whose rank changed.
+ */
+export async function refreshSearchRanks(sql: Sql, decay: number): Promise<number> {
+  return sql.begin(async (tx) => {
+    const [lock] = await tx<{ ok: boolean }[]>`SELECT pg_try_advisory_xact_lock(hashtext('assay.search_rank')) AS ok`;
+    if (!lock!.ok) return 0;
+    const updated = await tx`
+      UPDATE artifacts a SET search_rank = s.rank
+      FROM (SELECT a2.id, search_rank_of(a2.current_mean_entailment, a2.floor,
+                                        (1 + t.pass * ${decay}) / (2 + (t.pass + t.fail) * ${decay})) AS rank
+            FROM (SELECT subject, sum(pass_weight) AS pass, sum(fail_weight) AS fail
+                  FROM trust_sums WHERE subject LIKE 'artifact:%' GROUP BY subject) t
+            JOIN artifacts a2 ON 'artifact:' || a2.id = t.subject) s
+      WHERE a.id = s.id AND a.search_rank <> s.rank`;
+    return updated.count;
+  });
+}
+
+/** How many artifacts the catalog holds, as PostgreSQL last counted them (for sizing the ranked query's walk). */
+export async function catalogSizeEstimate(sql: Sql): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`SELECT greatest(reltuples, 0)::float8 AS n FROM pg_class
+                                          WHERE oid = 'artifacts'::regclass`;
+  return row?.n ?? 0;
 }
 
 /**
@@ -236,6 +557,10 @@ export async function insertArtifactsBulk(
   const createdIds = new Set(created.map((r) => r.id));
   const fresh = rows.filter((r) => createdIds.has(r.artifact.id));
   if (fresh.length === 0) return [];
+  await addSearchWords(
+    tx,
+    fresh.map((r) => r.artifact.id),
+  );
   const fcol = <T>(f: (r: (typeof rows)[number]) => T, oid: number) => tx.array(fresh.map(f) as never[], oid);
   await tx`
     INSERT INTO editions (id, artifact_id, number, content_hash, content, title, topics, description, floor,

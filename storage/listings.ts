@@ -72,7 +72,7 @@ export function listingProjection(n: Names): Projection<ListingFact> {
     },
     async truncate(tx) {
       await tx`TRUNCATE listings`;
-      await tx`UPDATE artifacts SET live_listing_count = 0, min_live_price_cents = NULL`;
+      await tx`UPDATE artifacts SET live_listing_count = 0, min_live_price_cents = NULL, live_listing_ids = '{}'`;
     },
   };
 }
@@ -97,9 +97,11 @@ async function insertListings(tx: Sql, rows: ListingRowInput[]): Promise<void> {
 
 async function refreshArtifactAggregates(tx: Sql, artifactIds: string[]): Promise<void> {
   await tx`
-    UPDATE artifacts a SET live_listing_count = coalesce(s.n, 0), min_live_price_cents = s.min_price
+    UPDATE artifacts a SET live_listing_count = coalesce(s.n, 0), min_live_price_cents = s.min_price,
+      live_listing_ids = coalesce(s.ids, '{}')
     FROM (SELECT id FROM unnest(${tx.array(artifactIds, 2950)}::uuid[]) AS id) ids
-    LEFT JOIN (SELECT artifact_id, count(*)::int AS n, min(price_cents) AS min_price
+    LEFT JOIN (SELECT artifact_id, count(*)::int AS n, min(price_cents) AS min_price,
+                      array_agg(id ORDER BY created_at, id) AS ids
                FROM listings WHERE state = 'live' AND artifact_id = ANY(${tx.array(artifactIds, 2950)}::uuid[])
                GROUP BY artifact_id) s ON s.artifact_id = ids.id
     WHERE a.id = ids.id`;

@@ -241,6 +241,15 @@ export const requirements = {
     source: 'spec: GET /v1/search',
     behaviour: 'A cursor walk visits every match exactly once while artifacts are added.',
   },
+  'CAT-SEARCH-RANK': {
+    source: 'docs/search.md: Ranking rules',
+    behaviour:
+      'Topic results follow the ranking rules: phrase in the heading before scattered words, then report and trust; REST and MCP agree.',
+  },
+  'CAT-SEARCH-TYPOS': {
+    source: 'docs/search.md: Typo tolerance',
+    behaviour: 'A query word within its typo allowance of a catalog word matches it, below every exact match.',
+  },
   'CAT-SANDBOX-LINE': {
     source: 'spec: Authentication (3)',
     behaviour: 'Sandbox tokens see only sandbox artifacts, reports and offers; live tokens never see them.',

@@ -3,6 +3,7 @@
 // listings, offers. The sandbox line is enforced here: a caller sees only its own side, the other side is 404.
 import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/nats-core';
+import type { Logger } from 'pino';
 import {
   type ArtifactQuote,
   type ArtifactT,
@@ -35,9 +36,7 @@ import {
   insertArtifact,
   insertEdition,
   type ListingRow,
-  liveListingsFor,
   purchasedArtifactIds,
-  searchArtifacts,
   sellerListings,
   type Sql,
   subjectSandbox,
@@ -54,6 +53,7 @@ import {
 import { parseArtifact } from '../verification/format.ts';
 import { meetsFloor } from '../verification/report.ts';
 
+import { searchHandler } from './search.ts';
 import { trustScore } from './trust.ts';
 
 type PublishRequest = PublishEditionCommand['request'];
@@ -73,6 +73,7 @@ export interface CatalogDeps {
   clock: Clock;
   /** The version of the configured judge: new editions are recorded to be judged with it. */
   judgeVersion: string;
+  log?: Logger;
 }
 
 export function catalogService(d: CatalogDeps) {
@@ -126,49 +127,12 @@ export function catalogService(d: CatalogDeps) {
       return okReply(200, { artifactId: artifact.id, sandbox: artifact.sandbox });
     },
 
-    searchArtifacts: async ({ query: q, caller }) => {
-      let beforeSeq: number | null = null;
-      if (q.cursor !== undefined) {
-        beforeSeq = decodeNumberCursor('search', q.cursor);
-        if (beforeSeq === null) return badCursor('search');
-      }
-      const limit = q.limit ?? pageLimits.default;
-      const rows = await searchArtifacts(sql, {
-        sandbox: caller.sandbox,
-        ...(q.type === undefined ? {} : { type: q.type }),
-        ...(q.topic === undefined ? {} : { topic: q.topic }),
-        ...(q.floor === undefined ? {} : { floor: q.floor }),
-        ...(q.max_price === undefined ? {} : { maxPriceCents: q.max_price }),
-        beforeSeq,
-        limit: limit + 1,
-      });
-      const page = rows.slice(0, limit);
-      const ids = page.map((r) => r.id);
-      const [listings, trust] = await Promise.all([
-        liveListingsFor(sql, ids),
-        trustAggregates(
-          sql,
-          ids.map((id) => `artifact:${id}`),
-        ),
-      ]);
-      const byArtifact = new Map<string, string[]>();
-      for (const l of listings) byArtifact.set(l.artifact_id, [...(byArtifact.get(l.artifact_id) ?? []), l.id]);
-      const now = d.clock.nowMs();
-      const items: SearchItemT[] = page.map((r) => {
-        const live = byArtifact.get(r.id) ?? [];
-        return {
-          artifact: artifactFields(r),
-          trust: trustScore(trust.get(`artifact:${r.id}`), now),
-          liveListingIds: live,
-          offers: live.map((id) => ({ listing_id: id, offer_url: offerUrl(id) })),
-        };
-      });
-      const last = page.at(-1);
-      return okReply(200, {
-        items,
-        next_cursor: rows.length > limit && last ? encodeCursor('search', last.catalog_seq) : null,
-      });
-    },
+    searchArtifacts: searchHandler({
+      sql,
+      clock: d.clock,
+      baseUrl: d.config.baseUrl,
+      ...(d.log ? { log: d.log } : {}),
+    }),
 
     getArtifact: async ({ params, caller }) => {
       const artifact = await getArtifact(sql, params.artifact_id);

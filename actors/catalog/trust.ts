@@ -23,9 +23,14 @@ export interface TrustValue {
   passRate: number | null;
 }
 
+/** What the epoch-anchored sums are multiplied by to weigh them as seen at `nowMs`. */
+export function trustDecay(nowMs: number): number {
+  return 2 ** (-(nowMs - epochMs) / halfLifeMs);
+}
+
 export function trustScore(agg: TrustAggregate | undefined, nowMs: number): TrustValue {
   if (!agg || agg.samples === 0) return { score: 0.5, sampleSize: 0, passRate: null };
-  const k = 2 ** (-(nowMs - epochMs) / halfLifeMs);
+  const k = trustDecay(nowMs);
   const pass = agg.pass_weight * k;
   const all = (agg.pass_weight + agg.fail_weight) * k;
   return {

@@ -166,7 +166,7 @@ describe('search filters against the corpus', () => {
     };
     const existing: string[] = [];
     for (let i = 0; i < 10; i++) existing.push(await addMatch(`before-${i}`));
-    // Pages of 3: four pages, and between pages a new match arrives (newest first, so ahead of the cursor).
+    // Pages of 3: four pages or more, and between pages a new match arrives.
     const added: string[] = [];
     const got = ids(
       await walk(
@@ -179,9 +179,11 @@ describe('search filters against the corpus', () => {
       ),
     );
     assert.equal(new Set(got).size, got.length, `no artifact twice: ${got.join(' ')}`);
-    // The walk began before the arrivals, and they sort ahead of where it is: it visits exactly what existed.
-    assert.deepEqual(sorted(got), sorted(existing));
-    assert.equal(added.length, 4, 'one arrival after each page');
+    // Every match that existed when the walk began, once; an arrival at most once (docs/search.md: ranked by
+    // relevance, an arrival may sort after the cursor).
+    for (const id of existing) assert.ok(got.includes(id), `${id} visited`);
+    for (const id of got) assert.ok(existing.includes(id) || added.includes(id), `${id} is a match`);
+    assert.ok(added.length >= 4, 'one arrival after each page');
     // A walk that begins now visits every match once, the arrivals included.
     const again = ids(await walk(`topic=${term}`, buyer.token, undefined, 3));
     assert.equal(new Set(again).size, again.length);
