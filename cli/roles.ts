@@ -89,7 +89,7 @@ import {
   escrowTotals,
   pendingDeliveries,
 } from '../storage/index.ts';
-import { metrics, registerScrapeSource } from '../contracts/index.ts';
+import { activeTraceId, metrics, registerScrapeSource, startTracing, tracingOn } from '../contracts/index.ts';
 import { startMetricsListener } from './metrics-listener.ts';
 
 export type Role = 'gateway' | 'actors' | 'workers';
@@ -157,8 +157,12 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-export function makeLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, base: { ns: config.namespace } });
+/** The process's logger (JSON lines on stdout, or on `destination`). */
+export function makeLogger(config: Config, destination?: { write(line: string): void }): Logger {
+  // With tracing on, a line logged inside a span carries its trace id (tracing off: no mixin at all).
+  const mixin = tracingOn() ? () => (activeTraceId() ? { trace_id: activeTraceId() } : {}) : undefined;
+  const options = { level: config.logLevel, base: { ns: config.namespace }, ...(mixin ? { mixin } : {}) };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** What a test may put in place of the real thing. */
@@ -175,6 +179,8 @@ export async function startRoles(
   options: RoleOptions = {},
 ): Promise<Running> {
   assertOperationTable();
+  // Traces only when the environment names an OTLP endpoint (docs/operations.md, Traces).
+  startTracing(process.env, roles.length === 3 ? 'serve' : roles.join('+'));
   const names = namesOf(config.namespace);
   const nc = await openNats(config, `assay-${roles.join('+')}`);
   await ensureStreams(nc, names, config.streamReplicas);

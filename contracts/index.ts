@@ -166,6 +166,7 @@ export * from './skill.ts';
 export * from './webhook.ts';
 export * from './payments.ts';
 export * from './metrics.ts';
+export * from './tracing.ts';
 export type {
   ApprovalDecidedFact,
   ApprovalRequestedFact,

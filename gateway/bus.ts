@@ -5,7 +5,7 @@ import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core'
 import type { Logger } from 'pino';
 import type { BusReply, BusRequest } from '../contracts/index.ts';
 import { decodeReply, errorReply, natsFailure, replyPartsHeader } from '../contracts/index.ts';
-import { metrics } from '../contracts/index.ts';
+import { injectTrace, metrics, tracingOn } from '../contracts/index.ts';
 
 const encoder = new TextEncoder();
 
@@ -56,12 +56,15 @@ export class GatewayBus {
       metrics.natsRequestSeconds.observe({ family, outcome }, (performance.now() - started) / 1000);
     try {
       const data = encoder.encode(JSON.stringify(req));
+      // The request span's traceparent travels in the message's headers (tracing on only).
+      const traced = tracingOn() ? natsHeaders() : undefined;
+      if (traced) injectTrace(traced);
       if (inParts) {
-        const joined = await this.requestParts(subject, data, timeoutMs);
+        const joined = await this.requestParts(subject, data, timeoutMs, traced);
         took(joined === null ? 'timeout' : 'ok');
         return joined === null ? refused(this.timedOut) : decodeReply(joined);
       }
-      const msg = await this.nc.request(subject, data, { timeout: timeoutMs });
+      const msg = await this.nc.request(subject, data, { timeout: timeoutMs, ...(traced ? { headers: traced } : {}) });
       took('ok');
       return decodeReply(msg.data);
     } catch (err) {
@@ -75,8 +78,13 @@ export class GatewayBus {
   }
 
   /** The parts of a reply joined, or null when the deadline passed before the empty message that ends them. */
-  private async requestParts(subject: string, data: Uint8Array, timeoutMs: number): Promise<Uint8Array | null> {
-    const headers = natsHeaders();
+  private async requestParts(
+    subject: string,
+    data: Uint8Array,
+    timeoutMs: number,
+    traced?: ReturnType<typeof natsHeaders>,
+  ): Promise<Uint8Array | null> {
+    const headers = traced ?? natsHeaders();
     headers.set(replyPartsHeader, 'parts');
     const replies = await this.nc.requestMany(subject, data, {
       strategy: 'sentinel',

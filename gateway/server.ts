@@ -31,7 +31,7 @@ import type { OkfExport } from './context/okf.ts';
 import type { SyncFace } from './sync/face.ts';
 import type { WebFace } from './web/face.ts';
 import { protectedResourceMetadata } from './web/oauth-routes.ts';
-import { countRequest } from '../contracts/index.ts';
+import { countRequest, inSpan, SpanKind } from '../contracts/index.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -264,7 +264,16 @@ export class Gateway {
     let result: CallResult;
     const started = performance.now();
     try {
-      result = await this.pipeline.run(input);
+      result = await inSpan(
+        input.op.id,
+        SpanKind.SERVER,
+        { 'assay.operation': input.op.id, 'assay.face': 'rest', 'http.request.method': x.method },
+        async (span) => {
+          const r = await this.pipeline.run(input);
+          span?.setAttribute('http.response.status_code', r.status);
+          return r;
+        },
+      );
     } catch (err) {
       this.o.log.error({ err, requestId: x.requestId, op: input.op.id }, 'pipeline failed');
       result = this.pipeline.refuse('unavailable', 'the gateway failed to process the request');

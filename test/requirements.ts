@@ -975,6 +975,11 @@ export const requirements = {
     behaviour:
       'The shipped Grafana dashboard covers traffic, errors, latency, shards, mailboxes, projection and settlement lag and escrow, with PromQL that promtool parses and only metrics Assay exports.',
   },
+  'OPS-TRACES': {
+    source: 'docs/operations.md: Traces',
+    behaviour:
+      "A purchase's gateway, actor, JetStream and PostgreSQL spans reach an OTLP/HTTP receiver under one trace id with the right parents, and log lines inside a span carry its trace id.",
+  },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 
 export type RequirementId = keyof typeof requirements;

@@ -20,6 +20,7 @@ import {
   type PublishEditionCommand,
   type SearchItemT,
   type ServiceHandlers,
+  pgSpan,
 } from '../../contracts/index.ts';
 import {
   type ArtifactRow,
@@ -211,8 +212,8 @@ export function catalogService(d: CatalogDeps) {
     // Asked by actor hosts for purchase quotes, without a caller: the buyer's actor applies the sandbox line.
     'catalog.purchase_info': async ({ body }) => {
       const [edition, trust] = await Promise.all([
-        purchaseEdition(sql, body.artifactId),
-        trustAggregates(sql, [`artifact:${body.artifactId}`]),
+        pgSpan('SELECT editions', () => purchaseEdition(sql, body.artifactId)),
+        pgSpan('SELECT trust_sums', () => trustAggregates(sql, [`artifact:${body.artifactId}`])),
       ]);
       if (!edition) return okReply(200, null);
       const quote: ArtifactQuote = {

@@ -18,7 +18,16 @@ import {
   natsFailure,
   requiresCaller,
 } from '../../contracts/index.ts';
-import { type ActorHostSource, metrics, registerActorHost } from '../../contracts/index.ts';
+import {
+  type ActorHostSource,
+  extractTrace,
+  inSpan,
+  metrics,
+  registerActorHost,
+  SpanKind,
+  tracingOn,
+} from '../../contracts/index.ts';
+import type { Context } from '@opentelemetry/api';
 import type { Clock } from './clock.ts';
 import { ShardLeases, type ShardRef } from './leases.ts';
 import { busRequest } from './service.ts';
@@ -116,8 +125,8 @@ interface Cell {
   lastSnapshotBytes: number;
   /** When the snapshot the state stands on was written (loaded or written since); 0 with none. */
   snapshotAtMs: number;
-  /** `msg` is null for a follow-up the actor gave itself: nobody waits for its reply. */
-  queue: { req: BusRequest; msg: Msg | null }[];
+  /** `msg` is null for a follow-up the actor gave itself: nobody waits for its reply. `trace`: its sender's span. */
+  queue: { req: BusRequest; msg: Msg | null; trace?: Context }[];
   running: boolean;
 }
 
@@ -224,7 +233,7 @@ export class ActorHost {
       respond(msg, errorReply('unavailable', 'this actor is busy; retry with the same Idempotency-Key', 1));
       return;
     }
-    cell.queue.push({ req, msg });
+    cell.queue.push({ req, msg, ...(tracingOn() ? { trace: extractTrace(msg.headers) } : {}) });
     if (!cell.running) void this.drain(cell);
   }
 
@@ -270,7 +279,13 @@ export class ActorHost {
         let reply: BusReply;
         const started = performance.now();
         try {
-          const done = await this.handle(cell, next.req);
+          const done = await inSpan(
+            `${cell.behaviour.kind} ${next.req.op}`,
+            SpanKind.SERVER,
+            { 'messaging.system': 'nats', 'assay.actor': cell.behaviour.kind, 'assay.operation': next.req.op },
+            () => this.handle(cell, next.req),
+            next.trace,
+          );
           reply = done.reply;
           if (done.followUp) cell.queue.unshift({ req: done.followUp, msg: null });
         } catch (err) {
@@ -318,9 +333,15 @@ export class ActorHost {
         // The expected last sequence alone makes the append exactly-once: a retry after a lost acknowledgement is
         // refused (the subject moved on) and the actor reloads. A message id would only fill the server's
         // duplicate map, since every attempt decides anew with a new fact id.
-        const ack = await this.js.publish(b.factSubject(cell.id), JSON.stringify(fact), {
-          expect: { lastSubjectSequence: cell.seq },
-        });
+        const ack = await inSpan(
+          `${b.stream} append`,
+          SpanKind.PRODUCER,
+          { 'messaging.system': 'nats', 'messaging.destination.name': b.stream, 'messaging.operation.type': 'send' },
+          () =>
+            this.js.publish(b.factSubject(cell.id), JSON.stringify(fact), {
+              expect: { lastSubjectSequence: cell.seq },
+            }),
+        );
         cell.state = b.apply(cell.state, fact, ack.seq);
         cell.seq = ack.seq;
         this.maybeSnapshot(cell);

@@ -21,7 +21,13 @@ import {
   requiresCaller,
   type ServiceHandlers,
   type ServiceName,
+  extractTrace,
+  inSpan,
+  injectTrace,
+  SpanKind,
+  tracingOn,
 } from '../../contracts/index.ts';
+import { headers as natsHeaders } from '@nats-io/nats-core';
 
 const encoder = new TextEncoder();
 
@@ -90,7 +96,13 @@ export function serveService<S extends ServiceName>(
         return;
       }
       inflight++;
-      handler(req)
+      inSpan(
+        `${service} ${req.op}`,
+        SpanKind.SERVER,
+        { 'messaging.system': 'nats', 'assay.service': service, 'assay.operation': req.op },
+        () => handler(req),
+        tracingOn() ? extractTrace(msg.headers) : undefined,
+      )
         .catch((e: unknown) => {
           log.error({ err: e, service, op: req.op, requestId: req.requestId }, 'service handler failed');
           return errorReply('unavailable', 'the service could not complete the request');
@@ -115,7 +127,13 @@ export async function busRequest(
   log?: Logger,
 ): Promise<BusReply> {
   try {
-    const msg = await nc.request(subject, encoder.encode(JSON.stringify(req)), { timeout: timeoutMs });
+    // The active span's traceparent travels in the headers (tracing on only).
+    const headers = tracingOn() ? natsHeaders() : undefined;
+    if (headers) injectTrace(headers);
+    const msg = await nc.request(subject, encoder.encode(JSON.stringify(req)), {
+      timeout: timeoutMs,
+      ...(headers ? { headers } : {}),
+    });
     return decodeReply(msg.data).reply;
   } catch (err) {
     const failure = natsFailure(err);

@@ -39,7 +39,7 @@ import { type Deprecation, deprecationsOf } from '../deprecation.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { writeResponse } from '../http/web-response.ts';
 import { bearerToken, type CallResult, type Pipeline } from '../pipeline.ts';
-import { countRequest } from '../../contracts/index.ts';
+import { countRequest, inSpan, SpanKind } from '../../contracts/index.ts';
 import { checkPost, type JsonRpcRefusal, PostExchange } from './exchange.ts';
 import {
   eventsOperation,
@@ -498,19 +498,24 @@ export class McpEndpoint {
       return toolResult(this.d.pipeline.refuse('not_found', deprecation.goneMessage), tool.op, deprecation);
     }
     const started = performance.now();
-    const result = await this.d.pipeline
-      .run({
+    const run = () =>
+      this.d.pipeline.run({
         op: tool.op,
         face: 'mcp',
         token: ctx.token,
         ...splitArguments(tool.op, params.arguments ?? {}),
         requestId: ctx.requestId,
         clientAddress: '',
-      })
-      .catch((err: unknown) => {
-        this.d.log.error({ err, requestId: ctx.requestId, op: tool.op.id }, 'pipeline failed');
-        return this.d.pipeline.refuse('unavailable', 'the gateway failed to process the request');
       });
+    const result = await inSpan(
+      tool.op.id,
+      SpanKind.SERVER,
+      { 'assay.operation': tool.op.id, 'assay.face': 'mcp' },
+      run,
+    ).catch((err: unknown) => {
+      this.d.log.error({ err, requestId: ctx.requestId, op: tool.op.id }, 'pipeline failed');
+      return this.d.pipeline.refuse('unavailable', 'the gateway failed to process the request');
+    });
     countRequest(tool.op.id, 'mcp', result.status, started);
     if (result.status >= 500) {
       this.d.log.warn({ requestId: ctx.requestId, op: tool.op.id, code: result.error?.code }, 'tool call refused');
