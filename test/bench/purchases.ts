@@ -4,7 +4,9 @@
 // up (their backlog at the end of the run), the JetStream append ceiling measured in the same run, and the ratio to
 // the peers measured on this machine.
 //   npm run bench:purchases -- [--seconds 20] [--connections 64] [--agents 1000] [--artifacts 5000] [--modes serve,split]
-//                              [--baseline <git revision>]
+//                              [--baseline <git revision>] [--metrics on|off|on,off]
+// --metrics: every process's /metrics listener on (scraped each second during the run, as a 1 s Prometheus
+// would) or off; `on,off` measures both in one run and prints what metrics cost.
 // With --baseline, each mode is measured on that revision's code too (a temporary worktree), right before this
 // tree's, with the same agents, listings and load: a change's effect in one sitting, both printed.
 import { execFileSync } from 'node:child_process';
@@ -15,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import postgres from 'postgres';
 import { connectNats } from '../../storage/index.ts';
-import { systemEnv } from '../support/env.ts';
+import { freePort, systemEnv } from '../support/env.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import { dropEnv } from '../support/system.ts';
 import {
@@ -40,6 +42,7 @@ const { values } = parseArgs({
     modes: { type: 'string', default: 'serve,split' },
     peers: { type: 'string', default: 'transaction,plpgsql' },
     baseline: { type: 'string' },
+    metrics: { type: 'string', default: 'on' },
   },
 });
 const seconds = Number(values.seconds);
@@ -62,7 +65,12 @@ interface Code {
   name: string;
 }
 
-async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number, code: Code) {
+async function runMode(
+  mode: 'serve' | 'split',
+  ceilingPerSecond: number,
+  code: Code,
+  metricsOn: boolean,
+): Promise<number> {
   const env = await systemEnv({
     LOG_LEVEL: 'warn',
     ASSAY_SANDBOX_REGISTRATIONS_PER_MINUTE: '1000000',
@@ -74,7 +82,13 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number, code: 
   const sql = postgres(env.DATABASE_URL!, { max: 2, onnotice: () => {} });
   const nc = await connectNats(env.NATS_URL!, 'bench');
   try {
-    const start = (role: string, ready: string) => startRoleProcess(role, env, ready, code.root);
+    // Each process its own metrics port (0: the listener off).
+    const metricsPorts: number[] = [];
+    const start = async (role: string, ready: string) => {
+      const port = metricsOn ? await freePort() : 0;
+      if (port) metricsPorts.push(port);
+      return startRoleProcess(role, { ...env, ASSAY_METRICS_PORT: String(port) }, ready, code.root);
+    };
     if (mode === 'serve') procs.push({ role: 'serve', p: await start('serve', 'gateway listening') });
     else {
       procs.push({ role: 'workers', p: await start('workers', 'workers serving') });
@@ -116,6 +130,14 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number, code: 
         lastSeq = seq;
       }
     })();
+    // A scrape of every process each second while the load runs, as a Prometheus with a 1 s interval would.
+    let scraping = metricsPorts.length > 0;
+    const scraper = (async () => {
+      while (scraping) {
+        await Promise.all(metricsPorts.map((p) => fetch(`http://127.0.0.1:${p}/metrics`).then((r) => r.text())));
+        await new Promise((res) => setTimeout(res, 1000));
+      }
+    })();
     const named = Object.fromEntries([...procs.map(({ role, p }) => [role, p.child.pid!]), ['bench', process.pid]]);
     const speed = machineSpeed();
     const cpuBefore = usageByGroup(named);
@@ -131,7 +153,9 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number, code: 
 
     const cpuAfter = usageByGroup(named);
     sampling = false;
+    scraping = false;
     await sampler;
+    await scraper;
     const endedAt = Date.now();
     // Backlog at the end of the run: appended but not yet projected, and bought but not yet settled.
     const last = (await jsm.streams.info(stream)).state.last_seq;
@@ -159,7 +183,7 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number, code: 
       SELECT count(*) FILTER (WHERE state = 'released')::int released, count(*) FILTER (WHERE state = 'auto_refunded')::int refunded
       FROM orders WHERE created_at >= ${startedAt}`;
     const rss = procs.map(({ role, p }) => `${role} ${peakRssMiB(p.child.pid!)} MiB`).join(', ');
-    const label = `${mode === 'serve' ? 'one process (assay serve)' : 'split (gateway, actors, workers)'}, ${code.name}`;
+    const label = `${mode === 'serve' ? 'one process (assay serve)' : 'split (gateway, actors, workers)'}, ${code.name}, metrics ${metricsOn ? 'on' : 'off'}`;
     console.log(
       `${label.padEnd(50)} ${Math.round(result.perSecond)}/s   p50 ${result.p50Ms.toFixed(1)} ms   p90 ${result.p90Ms.toFixed(1)} ms   p99 ${result.p99Ms.toFixed(1)} ms   non-2xx ${result.non2xx}   socket errors ${result.socketErrors}`,
     );
@@ -188,6 +212,7 @@ async function runMode(mode: 'serve' | 'split', ceilingPerSecond: number, code: 
         `  target scaled to this machine now (PL/pgSQL peer measured/quoted ${machineFactor.toFixed(2)}): ${Math.round(perSecond)}/s with p99 < ${Math.round(p99Ms)} ms: ${result.perSecond >= perSecond && result.p99Ms < p99Ms ? 'met' : 'NOT met'}`,
       );
     }
+    return result.perSecond;
   } finally {
     for (const { p } of procs.reverse()) {
       p.child.kill('SIGTERM');
@@ -237,9 +262,21 @@ function peerRatios(perSecond: number): string {
 const here: Code = { root: new URL('../../', import.meta.url).pathname, name: 'this tree' };
 const baseline = values.baseline ? checkout(values.baseline) : null;
 try {
+  const metricsSettings = values.metrics.split(',').map((m) => m === 'on');
   for (const mode of values.modes.split(',') as ('serve' | 'split')[]) {
-    if (baseline) await runMode(mode, ceiling.perSecond, baseline);
-    await runMode(mode, ceiling.perSecond, here);
+    const rates = new Map<boolean, number>();
+    for (const metricsOn of metricsSettings) {
+      if (baseline) await runMode(mode, ceiling.perSecond, baseline, metricsOn);
+      rates.set(metricsOn, await runMode(mode, ceiling.perSecond, here, metricsOn));
+    }
+    const on = rates.get(true);
+    const off = rates.get(false);
+    if (on !== undefined && off !== undefined) {
+      const cost = (1 - on / off) * 100;
+      console.log(
+        `  metrics cost (${mode}): ${Math.round(on)}/s on vs ${Math.round(off)}/s off: ${cost.toFixed(1)}% of throughput (budget 5%: ${cost <= 5 ? 'met' : 'NOT met'}; tracing off in both)`,
+      );
+    }
   }
 } finally {
   if (baseline) execFileSync('git', ['worktree', 'remove', '--force', baseline.root], { cwd: here.root });
