@@ -155,13 +155,22 @@ test('[OPS-METRICS-FORMAT] /metrics passes promtool check metrics, and its serie
     }
   };
   // Assay's own series (the runtime's, such as garbage collections by kind, come and go with what the process did).
-  const series = (text: string) => text.split('\n').filter((l) => l.startsWith('assay_')).length;
+  const series = (text: string) =>
+    new Set(
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('assay_'))
+        .map((l) => l.slice(0, l.lastIndexOf(' '))),
+    );
   await buyAs(20);
   const before = series(await scrape());
   await buyAs(1000);
   const text = await scrape();
-  assert.equal(series(text), before, 'no label carries an agent, principal, listing or order');
-  for (const id of [seller.principalId, listingId]) assert.ok(!text.includes(id), 'no id in a label');
+  // 50 times the agents: a label carrying an id would add a series per agent. A few may appear (a status or a
+  // NATS outcome seen for the first time under load), never one per agent.
+  const added = [...series(text)].filter((s) => !before.has(s));
+  assert.ok(added.length <= 10, `series added with the agents: ${added.join(', ')}`);
+  assert.doesNotMatch(text, /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/, 'no id in any label');
   if (missing) return;
   // promtool reads the exposition from stdin: a parse error or a convention it flags fails the test. Assay's own
   // families only: prom-client's runtime gauges named *_total (nodejs_active_handles_total) are the library's.
