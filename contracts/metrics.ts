@@ -212,8 +212,42 @@ export async function metricsText(): Promise<string> {
 
 export const metricsContentType = metricsRegistry.contentType;
 
+/**
+ * A metric's child for one set of label values, kept: prom-client hashes a label object on every call, and the hot
+ * path (every request, every actor command) should pay a map lookup instead. Only for counters and histograms,
+ * whose children are never reset.
+ */
+function childrenOf<C>(make: (...values: string[]) => C): (...values: string[]) => C {
+  const children = new Map<string, C>();
+  return (...values) => {
+    const key = values.join('\u0000');
+    let child = children.get(key);
+    if (child === undefined) {
+      child = make(...values);
+      children.set(key, child);
+    }
+    return child;
+  };
+}
+const requestCount = childrenOf((operation, face, status) => metrics.requests.labels(operation!, face!, status!));
+const requestTime = childrenOf((operation, face) => metrics.requestSeconds.labels(operation!, face!));
+const natsTime = childrenOf((family, outcome) => metrics.natsRequestSeconds.labels(family!, outcome!));
+const commandCount = childrenOf((kind, outcome) => metrics.actorCommands.labels(kind!, outcome!));
+const commandTime = childrenOf((kind) => metrics.actorCommandSeconds.labels(kind!));
+
 /** Count one answered agent request (operation ids and the spec's statuses are closed sets: bounded labels). */
 export function countRequest(operation: string, face: 'rest' | 'mcp', status: number, startedMs: number): void {
-  metrics.requests.inc({ operation, face, status: String(status) });
-  metrics.requestSeconds.observe({ operation, face }, (performance.now() - startedMs) / 1000);
+  requestCount(operation, face, String(status)).inc();
+  requestTime(operation, face).observe((performance.now() - startedMs) / 1000);
+}
+
+/** One NATS round trip of the gateway's, by subject family and outcome (ok, timeout, no_responders, ...). */
+export function timeNatsRequest(family: string, outcome: string, startedMs: number): void {
+  natsTime(family, outcome).observe((performance.now() - startedMs) / 1000);
+}
+
+/** One command an actor decided: its outcome (ok, refused, failed) and time. */
+export function countActorCommand(kind: string, outcome: string, startedMs: number): void {
+  commandCount(kind, outcome).inc();
+  commandTime(kind).observe((performance.now() - startedMs) / 1000);
 }

@@ -5,7 +5,7 @@ import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core'
 import type { Logger } from 'pino';
 import type { BusReply, BusRequest } from '../contracts/index.ts';
 import { decodeReply, errorReply, natsFailure, replyPartsHeader } from '../contracts/index.ts';
-import { injectTrace, metrics, tracingOn } from '../contracts/index.ts';
+import { injectTrace, timeNatsRequest, tracingOn } from '../contracts/index.ts';
 
 const encoder = new TextEncoder();
 
@@ -52,8 +52,7 @@ export class GatewayBus {
     if (!this.isConnected()) return refused(unreachable);
     const family = subjectFamily(subject);
     const started = performance.now();
-    const took = (outcome: string) =>
-      metrics.natsRequestSeconds.observe({ family, outcome }, (performance.now() - started) / 1000);
+    const took = (outcome: string) => timeNatsRequest(family, outcome, started);
     try {
       const data = encoder.encode(JSON.stringify(req));
       // The request span's traceparent travels in the message's headers (tracing on only).

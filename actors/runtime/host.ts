@@ -20,6 +20,7 @@ import {
 } from '../../contracts/index.ts';
 import {
   type ActorHostSource,
+  countActorCommand,
   extractTrace,
   inSpan,
   metrics,
@@ -297,11 +298,7 @@ export class ActorHost {
           reply = errorReply('unavailable', 'the actor could not complete the command; retry with the same key');
         }
         const kind = cell.behaviour.kind;
-        metrics.actorCommandSeconds.observe({ kind }, (performance.now() - started) / 1000);
-        metrics.actorCommands.inc({
-          kind,
-          outcome: reply.ok ? 'ok' : reply.error.code === 'unavailable' ? 'failed' : 'refused',
-        });
+        countActorCommand(kind, reply.ok ? 'ok' : reply.error.code === 'unavailable' ? 'failed' : 'refused', started);
         if (next.msg) respond(next.msg, reply);
         else if (!reply.ok) this.o.log.warn({ actor: cell.key, op: next.req.op, reply }, 'follow-up command failed');
       }
