@@ -154,7 +154,7 @@ export {
   claimDueDeliveries,
   type DueDelivery,
   rearmEvent,
-  recordAttempt,
+  recordAttempts,
   startDisabling,
   stopDisabling,
   type WebhookRow,

@@ -117,10 +117,14 @@ export async function claimDueDeliveries(
         ORDER BY d.due_at LIMIT greatest(r.free, 0)
       ) c
       WHERE r.free > 0
+    ), oldest AS (
+      -- The oldest candidates first, twice what is wanted (rows another worker locked are skipped below): locking
+      -- every webhook's share and sorting them all cost more than the deliveries they start.
+      SELECT * FROM candidates ORDER BY due_at LIMIT ${o.limit * 2}
     ), picked AS (
       -- Locked by primary key; the state is checked again by the update (a partial-index plan here would walk a
       -- webhook's whole backlog for each row).
-      SELECT d.webhook_id, d.event_id FROM webhook_deliveries d JOIN candidates c USING (webhook_id, event_id)
+      SELECT d.webhook_id, d.event_id FROM webhook_deliveries d JOIN oldest c USING (webhook_id, event_id)
       ORDER BY c.due_at LIMIT ${o.limit}
       FOR UPDATE OF d SKIP LOCKED
     ), claimed AS (
@@ -149,31 +153,67 @@ export interface AttemptResult {
 }
 
 /**
- * Record an attempt and move its delivery on; for a delivery that ended, move the webhook's count of consecutive
- * failed events (reset by a success). Answers that count, for the disable rule.
+ * Record a batch of attempts and move each delivery on, in one transaction (one commit for the batch, not one per
+ * attempt); for deliveries that ended, move each webhook's count of consecutive failed events (a success resets
+ * it). Attempts are in the order they finished. Answers each touched webhook's count, for the disable rule.
  */
-export async function recordAttempt(sql: Sql, a: AttemptResult): Promise<{ failedEvents: number }> {
-  // One statement, one round trip: the attempt, its delivery's next state, and (when it ended) the webhook's count.
-  const state = a.outcome === 'retrying' ? 'pending' : a.outcome;
-  const [row] = await sql<{ failed_events: number | null }[]>`
-    WITH attempt AS (
-      INSERT INTO webhook_attempts (webhook_id, event_id, attempt, at, status, duration_ms, error, outcome)
-      VALUES (${a.webhookId}, ${a.eventId}, ${a.attempt}, ${a.at}, ${a.status}, ${a.durationMs}, ${a.error},
-              ${a.outcome})
-    ), delivery AS (
-      UPDATE webhook_deliveries SET state = ${state}, claimed_until = NULL, last_status = ${a.status},
-        last_error = ${a.error}, due_at = coalesce(${a.retryAt}::timestamptz, due_at),
-        finished_at = CASE WHEN ${state} = 'pending' THEN NULL ELSE now() END
-      WHERE webhook_id = ${a.webhookId} AND event_id = ${a.eventId} AND state = 'pending'
-    ), health AS (
-      INSERT INTO webhook_health AS h (webhook_id, failed_events)
-      SELECT ${a.webhookId}, ${a.outcome === 'failed' ? 1 : 0} WHERE ${state} <> 'pending'
-      ON CONFLICT (webhook_id) DO UPDATE
-        SET failed_events = CASE WHEN ${a.outcome} = 'failed' THEN h.failed_events + 1 ELSE 0 END
-      RETURNING failed_events
-    )
-    SELECT (SELECT failed_events FROM health) AS failed_events`;
-  return { failedEvents: row?.failed_events ?? 0 };
+export async function recordAttempts(sql: Sql, batch: AttemptResult[]): Promise<Map<string, number>> {
+  const rows = batch.map((a) => ({
+    webhook_id: a.webhookId,
+    event_id: a.eventId,
+    attempt: a.attempt,
+    at: a.at,
+    status: a.status,
+    duration_ms: a.durationMs,
+    error: a.error,
+    outcome: a.outcome,
+    retry_at: a.retryAt,
+  }));
+  // Per webhook, in finishing order: whether a success reset the count, and the failed events after the last one.
+  const health = new Map<string, { reset: boolean; failed: number }>();
+  for (const a of batch) {
+    if (a.outcome === 'retrying') continue;
+    const h = health.get(a.webhookId) ?? { reset: false, failed: 0 };
+    if (a.outcome === 'delivered') health.set(a.webhookId, { reset: true, failed: 0 });
+    else health.set(a.webhookId, { ...h, failed: h.failed + 1 });
+  }
+  const counts = new Map<string, number>();
+  await sql.begin(async (tx) => {
+    await tx`
+      WITH a AS (
+        SELECT * FROM json_to_recordset(${jsonRows(rows)}::text::json)
+          AS a(webhook_id uuid, event_id text, attempt int, at timestamptz, status int, duration_ms int, error text,
+               outcome text, retry_at timestamptz)
+      ), attempts AS (
+        INSERT INTO webhook_attempts (webhook_id, event_id, attempt, at, status, duration_ms, error, outcome)
+        SELECT webhook_id, event_id, attempt, at, status, duration_ms, error, outcome FROM a
+      )
+      UPDATE webhook_deliveries d
+      SET state = CASE WHEN a.outcome = 'retrying' THEN 'pending' ELSE a.outcome END, claimed_until = NULL,
+          last_status = a.status, last_error = a.error, due_at = coalesce(a.retry_at, d.due_at),
+          finished_at = CASE WHEN a.outcome = 'retrying' THEN NULL ELSE now() END
+      FROM a WHERE d.webhook_id = a.webhook_id AND d.event_id = a.event_id AND d.state = 'pending'`;
+    if (health.size === 0) return;
+    // In webhook id order, as every batch takes them: two batches locking the same rows never deadlock.
+    const changes = [...health]
+      .map(([webhook_id, h]) => ({ webhook_id, reset: h.reset, failed: h.failed }))
+      .sort((x, y) => (x.webhook_id < y.webhook_id ? -1 : 1));
+    await tx`
+      INSERT INTO webhook_health (webhook_id, failed_events)
+      SELECT webhook_id, 0 FROM json_to_recordset(${jsonRows(changes)}::text::json) AS x(webhook_id uuid)
+      ON CONFLICT (webhook_id) DO NOTHING`;
+    await tx`
+      SELECT 1 FROM webhook_health WHERE webhook_id = ANY(${changes.map((c) => c.webhook_id)}::uuid[])
+      ORDER BY webhook_id FOR UPDATE`;
+    const updated = await tx<{ webhook_id: string; failed_events: number }[]>`
+      UPDATE webhook_health h
+      SET failed_events = CASE WHEN x.reset THEN x.failed ELSE h.failed_events + x.failed END
+      FROM json_to_recordset(${jsonRows(changes)}::text::json) AS x(webhook_id uuid, reset boolean, failed int)
+      WHERE h.webhook_id = x.webhook_id
+      RETURNING h.webhook_id, h.failed_events`;
+    for (const r of updated) counts.set(r.webhook_id, r.failed_events);
+  });
+  return counts;
 }
 
 /** Mark a webhook as being disabled, once: true for the one caller that should ask its owner's actor to. */

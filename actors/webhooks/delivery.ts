@@ -12,9 +12,10 @@ import type { Logger } from 'pino';
 import type { Config, Names } from '../../contracts/index.ts';
 import { metrics } from '../../contracts/index.ts';
 import {
+  type AttemptResult,
   claimDueDeliveries,
   type DueDelivery,
-  recordAttempt,
+  recordAttempts,
   type Sql,
   startDisabling,
   stopDisabling,
@@ -59,6 +60,7 @@ export async function runWebhookDelivery(d: DeliveryDeps, signal: AbortSignal): 
   // Long enough for the attempt and its record; a claim older than this died with its worker.
   const leaseMs = c.webhookTimeoutMs + 10_000;
   const inFlight = new Set<Promise<void>>();
+  const recorder = new AttemptRecorder(d.sql);
   let wake: (() => void) | null = null;
   // Claims come in batches: one query per freed slot would cost more than the deliveries it starts.
   const batchMin = Math.max(1, Math.floor(c.webhookConcurrency / 4));
@@ -73,7 +75,7 @@ export async function runWebhookDelivery(d: DeliveryDeps, signal: AbortSignal): 
       }
     }
     for (const due of claimed) {
-      const p: Promise<void> = deliver(d, sender, due)
+      const p: Promise<void> = deliver(d, sender, recorder, due)
         .catch((err) => d.log.error({ err, webhook: due.webhook_id, event: due.event_id }, 'webhook delivery failed'))
         .finally(() => {
           inFlight.delete(p);
@@ -94,7 +96,12 @@ export async function runWebhookDelivery(d: DeliveryDeps, signal: AbortSignal): 
   await Promise.allSettled(inFlight);
 }
 
-async function deliver(d: DeliveryDeps, sender: SenderOptions, due: DueDelivery): Promise<void> {
+async function deliver(
+  d: DeliveryDeps,
+  sender: SenderOptions,
+  recorder: AttemptRecorder,
+  due: DueDelivery,
+): Promise<void> {
   const c = d.config;
   const body = JSON.stringify({
     id: due.event_id,
@@ -120,7 +127,7 @@ async function deliver(d: DeliveryDeps, sender: SenderOptions, due: DueDelivery)
     outcome === 'retrying'
       ? new Date(d.clock.nowMs() + retryDelayMs(c.webhookRetryBaseMs, due.attempts)).toISOString()
       : null;
-  const { failedEvents } = await recordAttempt(d.sql, {
+  const failedEvents = await recorder.record({
     webhookId: due.webhook_id,
     eventId: due.event_id,
     attempt: due.attempts,
@@ -132,6 +139,49 @@ async function deliver(d: DeliveryDeps, sender: SenderOptions, due: DueDelivery)
     retryAt,
   });
   if (outcome === 'failed' && failedEvents >= c.webhookDisableAfterEvents) await disable(d, due, failedEvents);
+}
+
+/**
+ * Attempts are recorded in batches: those that finish within a few milliseconds of each other share one
+ * transaction, so a busy worker pays one commit (one WAL flush) per batch instead of one per delivery. Each caller
+ * gets its webhook's count of consecutive failed events once its batch is durable.
+ */
+class AttemptRecorder {
+  private queue: { attempt: AttemptResult; done: (failedEvents: number) => void; fail: (err: unknown) => void }[] = [];
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly batchMax = 64,
+    private readonly waitMs = 5,
+  ) {}
+
+  record(attempt: AttemptResult): Promise<number> {
+    return new Promise((done, fail) => {
+      this.queue.push({ attempt, done, fail });
+      if (this.queue.length >= this.batchMax) this.flush();
+      else this.timer ??= setTimeout(() => this.flush(), this.waitMs);
+    });
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = this.queue.splice(0);
+    if (batch.length === 0) return;
+    recordAttempts(
+      this.sql,
+      batch.map((b) => b.attempt),
+    ).then(
+      (counts) => {
+        for (const b of batch) b.done(counts.get(b.attempt.webhookId) ?? 0);
+      },
+      // The claims lapse and the deliveries are attempted again (receivers deduplicate by event id).
+      (err: unknown) => {
+        for (const b of batch) b.fail(err);
+      },
+    );
+  }
 }
 
 /** Disable the webhook through its owner's actor (the fact tells the owner); one worker asks, once. */
