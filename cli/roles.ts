@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import pino, { type Logger } from 'pino';
@@ -321,8 +321,9 @@ export async function startRoles(
       corpusLoading.signal,
     ).catch((err) => log.error({ err }, 'sandbox corpus load failed; it resumes at the next start'));
     // Readings a scrape takes from the stores: escrow totals, the webhook backlog, the verification queue.
+    const readingsJsm = await jetstreamManager(nc);
     const unregisterReadings = registerScrapeSource({
-      read: () => readWorkerMetrics(nc, sql, names),
+      read: () => readWorkerMetrics(readingsJsm, sql, names),
     });
     stops.push(async () => {
       unregisterReadings();
@@ -438,11 +439,11 @@ export async function startRoles(
 }
 
 /** Set the gauges a scrape reads from PostgreSQL and JetStream (a failed reading keeps the last value). */
-async function readWorkerMetrics(nc: NatsConnection, sql: Sql, names: Names): Promise<void> {
+async function readWorkerMetrics(jsm: JetStreamManager, sql: Sql, names: Names): Promise<void> {
   const [totals, backlog, verify] = await Promise.all([
     escrowTotals(sql),
     pendingDeliveries(sql),
-    jetstreamManager(nc).then((jsm) => jsm.consumers.info(names.streams.verify.name, names.consumers.verifier)),
+    jsm.consumers.info(names.streams.verify.name, names.consumers.verifier),
   ]);
   metrics.escrowCents.reset();
   for (const t of totals) {

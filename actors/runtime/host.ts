@@ -174,20 +174,33 @@ export class ActorHost {
     for (const u of this.unregister.splice(0)) u();
   }
 
-  /** What a scrape reads of this host, per actor kind (contracts/metrics.ts). */
+  /**
+   * What a scrape reads of this host, per actor kind (contracts/metrics.ts): one pass over the cells per scrape
+   * serves all four readings (a scrape asks for them one after another, within the same turn).
+   */
   private metricsSource(kind: string): ActorHostSource {
-    const cellsOf = () => [...this.cells.values()].filter((c) => c.behaviour.kind === kind);
+    let read: { atMs: number; activations: number; mailbox: number; oldestSnapshotMs: number } | null = null;
+    const reading = () => {
+      const now = this.o.clock.nowMs();
+      if (read && read.atMs === now) return read;
+      let activations = 0;
+      let mailbox = 0;
+      let oldestSnapshotMs = now;
+      for (const c of this.cells.values()) {
+        if (c.behaviour.kind !== kind) continue;
+        activations++;
+        mailbox += c.queue.length;
+        if (c.snapshotAtMs > 0 && c.snapshotAtMs < oldestSnapshotMs) oldestSnapshotMs = c.snapshotAtMs;
+      }
+      read = { atMs: now, activations, mailbox, oldestSnapshotMs };
+      return read;
+    };
     return {
       kind,
       shardsOwned: () => this.leases.heldShards().filter((r) => r.kind === kind).length,
-      activations: () => cellsOf().length,
-      mailboxDepth: () => cellsOf().reduce((n, c) => n + c.queue.length, 0),
-      oldestSnapshotAgeSeconds: () => {
-        const now = this.o.clock.nowMs();
-        let oldest = now;
-        for (const c of cellsOf()) if (c.snapshotAtMs > 0 && c.snapshotAtMs < oldest) oldest = c.snapshotAtMs;
-        return (now - oldest) / 1000;
-      },
+      activations: () => reading().activations,
+      mailboxDepth: () => reading().mailbox,
+      oldestSnapshotAgeSeconds: () => (this.o.clock.nowMs() - reading().oldestSnapshotMs) / 1000,
     };
   }
 
