@@ -12,7 +12,8 @@ import {
 } from '../../actors/index.ts';
 import { assertHandlers, internalOperations, names, operations } from '../../contracts/index.ts';
 
-const deps = {} as never;
+// Registries are checked, not run: deps a service reads while it builds its handlers, and nothing else.
+const deps = { config: {}, clock: { nowMs: () => 0, nowIso: () => new Date(0).toISOString() } } as never;
 const registries = [
   [{ to: 'service', service: 'catalog' }, catalogService(deps)],
   [{ to: 'service', service: 'auth' }, authService(deps)],
