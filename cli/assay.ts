@@ -2,25 +2,8 @@
 // The `assay` command. Server roles: `serve` (all roles in one process), `gateway`, `actors`, `workers`.
 // Operator commands: `rebuild-projections`, `mint-token`, `rotate-key`, `errata`, `plan`, `payouts`, `status`.
 import { parseArgs } from 'node:util';
-import {
-  ensureActiveKey,
-  eventsOf,
-  principalFactsOf,
-  randomIds,
-  rotateKey,
-  signAgentToken,
-  systemClock,
-} from '../actors/index.ts';
-import { loadConfig, names as namesOf } from '../contracts/index.ts';
-import { healthAlerts, listingProjection, openHealthBucket, parkedFacts, rebuildProjection } from '../storage/index.ts';
-import { errataCommand } from './errata.ts';
-import { judgeCommand } from './judge.ts';
-import { payoutsCommand } from './payouts.ts';
-import { planCommand } from './plan.ts';
-import { statusCommand } from './status.ts';
-import { clientCommand } from './sync/commands.ts';
-import { allRoles, makeLogger, openDatabase, openNats, type Role, StartupError, startRoles } from './roles.ts';
-import { verifyReportCommand } from './verify.ts';
+import { clientModule, serverModules } from './lazy.ts';
+import type { Role } from './roles.ts';
 
 const usage = `usage: assay <command>
 
@@ -58,17 +41,31 @@ operator commands:
 client commands (talk HTTP only):
   verify-report <report.json> --keys <jwks file or URL>
                         check a report's digest and ES256 signature offline
-  login, logout, sync, revisions, restore
+  login, logout, sync, revisions, restore, forget
                         device sync (docs/sync.md); assay sync --help lists their options`;
 
 /** The device sync client's commands (cli/sync/). */
-const clientCommands = new Set(['login', 'logout', 'sync', 'revisions', 'restore']);
+const clientCommands = new Set(['login', 'logout', 'sync', 'revisions', 'restore', 'forget']);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command !== undefined && clientCommands.has(command)) {
+    // The client loads its own modules only (cli/lazy.ts says why).
+    const { clientCommand } = await clientModule();
     return clientCommand(command, rest);
   }
+  const [
+    { ensureActiveKey, eventsOf, principalFactsOf, randomIds, rotateKey, signAgentToken, systemClock },
+    { loadConfig, names: namesOf },
+    { healthAlerts, listingProjection, openHealthBucket, parkedFacts, rebuildProjection },
+    { errataCommand },
+    { judgeCommand },
+    { payoutsCommand },
+    { planCommand },
+    { statusCommand },
+    { allRoles, makeLogger, openDatabase, openNats, StartupError, startRoles },
+    { verifyReportCommand },
+  ] = await serverModules();
   const config = loadConfig(process.env);
   const log = makeLogger(config);
 
@@ -193,7 +190,11 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (err: unknown) => {
-    if (err instanceof StartupError || (err as Error)?.message?.startsWith('bad configuration')) {
+    // StartupError (cli/roles.ts), by name: the module is loaded only for server commands.
+    if (
+      (err as Error)?.constructor?.name === 'StartupError' ||
+      (err as Error)?.message?.startsWith('bad configuration')
+    ) {
       console.error(`assay: ${(err as Error).message}`);
     } else {
       console.error(err);

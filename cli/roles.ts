@@ -500,7 +500,7 @@ export function wireGateway(o: {
   const contextLimiter = config.contextRateLimit === 'on' ? limiter : admitAll;
   const context = new ContextFace({ config, log, bus, names, verifier, limiter: contextLimiter });
   const okf = new OkfExport({ config, log, bus, names });
-  const sync = new SyncFace({ config, log, verifier, port: o.sync ?? null });
+  const sync = new SyncFace({ config, log, verifier, port: o.sync ?? null, limiter });
   return new Gateway({
     config,
     log,

@@ -17,13 +17,18 @@ export const RateClass = Type.Union([
   Type.Literal('purchase'),
   Type.Literal('topup'),
   Type.Literal('context'),
+  Type.Literal('sync'),
 ]);
 export type RateClass = Static<typeof RateClass>;
 /**
  * `context` is the context-file API's hourly rate, per principal only (it has no agents): a bucket as large as the
  * hour's allowance that refills over the hour (docs/contexts.md).
  */
-export const rateClasses: readonly RateClass[] = ['read', 'write', 'purchase', 'topup', 'context'];
+/**
+ * `sync` is device sync's requests (`{web_url}/api/sync/`), per principal only like `context`: a first sync sends one
+ * request per distinct file, so its bucket is large and refills fast (docs/sync.md, Rate limits).
+ */
+export const rateClasses: readonly RateClass[] = ['read', 'write', 'purchase', 'topup', 'context', 'sync'];
 
 /** The bucket of an hourly allowance: all of it at once, refilled evenly over the hour. */
 const perHour = (n: number): BucketSpec => ({ burst: n, perSecond: n / 3600 });
@@ -55,6 +60,7 @@ export const plans: Record<PlanName, Plan> = {
       purchase: { burst: 20, perSecond: 1 },
       topup: { burst: 5, perSecond: 0.1 },
       context: perHour(100),
+      sync: { burst: 1_000, perSecond: 50 },
     },
     quotas: { purchasesPerDay: 100, spendCentsPerDay: 10_000 },
   },
@@ -65,6 +71,7 @@ export const plans: Record<PlanName, Plan> = {
       purchase: { burst: 200, perSecond: 20 },
       topup: { burst: 20, perSecond: 1 },
       context: perHour(1_000),
+      sync: { burst: 5_000, perSecond: 500 },
     },
     quotas: { purchasesPerDay: 10_000, spendCentsPerDay: 1_000_000 },
   },
@@ -75,6 +82,7 @@ export const plans: Record<PlanName, Plan> = {
       purchase: { burst: 10_000, perSecond: 2_000 },
       topup: { burst: 200, perSecond: 20 },
       context: perHour(10_000),
+      sync: { burst: 20_000, perSecond: 2_000 },
     },
     quotas: { purchasesPerDay: null, spendCentsPerDay: null },
   },

@@ -62,6 +62,28 @@ export const SyncSnapshotBody = Type.Object(
 );
 export type SyncSnapshotBodyT = Static<typeof SyncSnapshotBody>;
 
+/** Revisions `forget` keeps at most (docs/sync.md, Retention). */
+export const syncKeepMax = 10_000;
+export const SyncForgetBody = Type.Object(
+  {
+    keep: Type.Integer({
+      minimum: 1,
+      maximum: syncKeepMax,
+      description: 'How many of the newest revisions to keep; older ones are deleted.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type SyncForgetBodyT = Static<typeof SyncForgetBody>;
+
+/** What `forget` did: the revisions deleted, and the holdings no revision of the owner uses any more. */
+export interface SyncForgetResult {
+  forgotten: number[];
+  kept: number;
+  freed: { blobs: number; bytes: number };
+  usage: { bytes: number; blobs: number; quota_bytes: number };
+}
+
 /** What the scan can find (docs/sync.md, Injection scan). The first three refuse the commit; the rest flag it. */
 export const syncFindingTypes = {
   absolute_path: 'refuse',
@@ -117,6 +139,7 @@ export const syncErrors = {
   digest_mismatch: { status: 422, detail: 'actual_digest' },
   idempotency_conflict: { status: 422, detail: null },
   unsafe_paths: { status: 422, detail: 'findings' },
+  rate_limited: { status: 429, detail: null },
   unavailable: { status: 503, detail: null },
   quota_exceeded: { status: 507, detail: 'quota_bytes' },
 } as const;
@@ -165,4 +188,6 @@ export interface SyncPort {
     requestHash: string,
     body: SyncSnapshotBodyT,
   ): Promise<SyncResult<{ status: 200 | 201; replayed: boolean; body: unknown }>>;
+  /** Delete all but the newest `keep` revisions of a folder, and the blobs of the owner no revision uses any more. */
+  forget(principalId: string, locator: string, keep: number): Promise<SyncResult<SyncForgetResult>>;
 }

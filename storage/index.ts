@@ -162,11 +162,14 @@ export {
 } from './webhooks.ts';
 export {
   BlobDir,
-  syncAddOwnedBlob,
+  type SyncAddResult,
+  syncAddOwnedBlobs,
   syncBlobHeld,
+  syncBlobHeldAndUsage,
   syncCommitKey,
   syncCommitSnapshot,
   syncExportFor,
+  syncForget,
   syncKnownScans,
   syncLocatorExists,
   syncMissingDigests,

@@ -33,6 +33,40 @@ export class BlobDir {
     );
   }
 
+  /**
+   * Make the renames of these blobs durable: fsync each distinct parent directory once (a rename is in the
+   * directory, not in the file). Called once per batch of records, before the batch's transaction commits.
+   */
+  async syncDirsOf(digests: string[]): Promise<void> {
+    const dirs = [...new Set(digests.map((d) => join(this.pathOf(d), '..')))];
+    await Promise.all(
+      dirs.map(async (dir) => {
+        const fh = await open(dir, 'r');
+        try {
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+      }),
+    );
+  }
+
+  /** The digests among these whose files are not in the store. */
+  async missing(digests: string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    await Promise.all(
+      digests.map(async (d) => {
+        if (!(await this.has(d))) out.add(d);
+      }),
+    );
+    return out;
+  }
+
+  /** Delete blobs' files (no owner holds them any more). */
+  async remove(digests: string[]): Promise<void> {
+    await Promise.all(digests.map((d) => rm(this.pathOf(d), { force: true })));
+  }
+
   read(digest: string, start = 0, end?: number): Readable {
     return createReadStream(this.pathOf(digest), { start, end, highWaterMark: 256 * 1024 });
   }
@@ -109,34 +143,81 @@ export async function syncBlobHeld(sql: Sql, principalId: string, digest: string
   return row ? row.size_bytes : null;
 }
 
+/** Before an upload, in one round trip: the size of the blob if the owner holds it, and the owner's usage. */
+export async function syncBlobHeldAndUsage(
+  sql: Sql,
+  principalId: string,
+  digest: string,
+): Promise<{ held: number | null; bytes: number }> {
+  const [row] = await sql<{ held: number | null; bytes: number | null }[]>`
+    SELECT (SELECT size_bytes FROM sync_blob_owners WHERE principal_id = ${principalId} AND digest = ${digest}) AS held,
+           (SELECT bytes FROM sync_usage WHERE principal_id = ${principalId}) AS bytes`;
+  return { held: row?.held ?? null, bytes: row?.bytes ?? 0 };
+}
+
 export async function syncUsage(sql: Sql, principalId: string): Promise<{ bytes: number; blobs: number }> {
   const [row] = await sql<{ bytes: number; blobs: number }[]>`
     SELECT bytes, blobs FROM sync_usage WHERE principal_id = ${principalId}`;
   return row ?? { bytes: 0, blobs: 0 };
 }
 
+/** `gone`: the blob's file was deleted (a forget removed its last holder) while it was being stored; upload again. */
+export type SyncAddResult = 'added' | 'held' | 'gone' | { overQuota: { bytes: number } };
+
 /**
- * Add a blob to an owner's holdings, within its quota, in one transaction (the usage row is locked, so concurrent
- * uploads of one owner cannot both slip under the quota). `held` when the owner had it already.
+ * Add blobs to an owner's holdings, within its quota, in one transaction (the usage row is locked, so concurrent
+ * uploads of one owner cannot both slip under the quota): the answers in the order of `blobs`, decided in that
+ * order; a digest twice is held the second time. One transaction for a batch is the sync service's group commit
+ * (actors/sync/service.ts).
  */
-export async function syncAddOwnedBlob(
+export async function syncAddOwnedBlobs(
   sql: Sql,
-  o: { principalId: string; digest: string; size: number; quotaBytes: number; at: string },
-): Promise<'added' | 'held' | { overQuota: { bytes: number } }> {
+  o: {
+    principalId: string;
+    blobs: { digest: string; size: number }[];
+    quotaBytes: number;
+    at: string;
+    /**
+     * The digests among these whose files are missing, asked once this transaction's rows of sync_blobs are
+     * written (so a forget that deleted one of them has committed): its file was deleted after the rename.
+     */
+    missingFiles: (digests: string[]) => Promise<Set<string>>;
+  },
+): Promise<SyncAddResult[]> {
+  if (o.blobs.length === 0) return [];
   return sql.begin(async (tx) => {
-    await tx`INSERT INTO sync_blobs (digest, size_bytes, created_at) VALUES (${o.digest}, ${o.size}, ${o.at})
+    const fresh = [...new Map(o.blobs.map((b) => [b.digest, b.size]))];
+    await tx`INSERT INTO sync_blobs (digest, size_bytes, created_at)
+             SELECT d, s, ${o.at}::timestamptz FROM unnest(${fresh.map((b) => b[0])}::text[], ${fresh.map((b) => b[1])}::bigint[]) AS x(d, s)
+             ORDER BY d
              ON CONFLICT (digest) DO NOTHING`;
+    const lost = await o.missingFiles(fresh.map((b) => b[0]));
     await tx`INSERT INTO sync_usage (principal_id) VALUES (${o.principalId}) ON CONFLICT DO NOTHING`;
     const [usage] = await tx<{ bytes: number }[]>`
       SELECT bytes FROM sync_usage WHERE principal_id = ${o.principalId} FOR UPDATE`;
-    const held =
-      await tx`SELECT 1 FROM sync_blob_owners WHERE principal_id = ${o.principalId} AND digest = ${o.digest}`;
-    if (held.length > 0) return 'held' as const;
-    if (usage!.bytes + o.size > o.quotaBytes) return { overQuota: { bytes: usage!.bytes } };
-    await tx`INSERT INTO sync_blob_owners (principal_id, digest, size_bytes, created_at)
-             VALUES (${o.principalId}, ${o.digest}, ${o.size}, ${o.at})`;
-    await tx`UPDATE sync_usage SET bytes = bytes + ${o.size}, blobs = blobs + 1 WHERE principal_id = ${o.principalId}`;
-    return 'added' as const;
+    const heldRows = await tx<{ digest: string }[]>`
+      SELECT digest FROM sync_blob_owners
+      WHERE principal_id = ${o.principalId} AND digest = ANY(${fresh.map((b) => b[0])}::text[])`;
+    const held = new Set(heldRows.map((r) => r.digest));
+    let bytes = usage!.bytes;
+    const added: { digest: string; size: number }[] = [];
+    const results = o.blobs.map((b): SyncAddResult => {
+      if (held.has(b.digest)) return 'held';
+      if (lost.has(b.digest)) return 'gone';
+      if (bytes + b.size > o.quotaBytes) return { overQuota: { bytes } };
+      held.add(b.digest);
+      bytes += b.size;
+      added.push(b);
+      return 'added';
+    });
+    if (added.length > 0) {
+      await tx`INSERT INTO sync_blob_owners (principal_id, digest, size_bytes, created_at)
+               SELECT ${o.principalId}, d, s, ${o.at}::timestamptz
+               FROM unnest(${added.map((b) => b.digest)}::text[], ${added.map((b) => b.size)}::bigint[]) AS x(d, s)`;
+      await tx`UPDATE sync_usage SET bytes = bytes + ${bytes - usage!.bytes}, blobs = blobs + ${added.length}
+               WHERE principal_id = ${o.principalId}`;
+    }
+    return results;
   });
 }
 
@@ -226,9 +307,17 @@ export async function syncCommitSnapshot(
     same(latestFiles: SyncEntryT[]): boolean;
     build(latest: SyncRevisionRow | null, created: SyncRevisionRow | null): { status: number; body: unknown };
   },
-): Promise<{ status: number; body: unknown } | null> {
+): Promise<{ status: number; body: unknown } | { missing: string[] } | null> {
   try {
     return await sql.begin(async (tx) => {
+      // Every blob still held, under a share lock of the owner's usage row: a forget (which locks it for update)
+      // cannot remove a holding between this check and the commit (docs/sync.md, Retention).
+      await tx`SELECT 1 FROM sync_usage WHERE principal_id = ${o.principalId} FOR SHARE`;
+      const digests = [...new Set(o.files.flatMap((f) => (f.type === 'symlink' ? [] : [f.digest])))];
+      const missing = await tx<{ digest: string }[]>`
+        SELECT d.digest FROM unnest(${digests}::text[]) AS d(digest)
+        WHERE NOT EXISTS (SELECT 1 FROM sync_blob_owners b WHERE b.principal_id = ${o.principalId} AND b.digest = d.digest)`;
+      if (missing.length > 0) return { missing: missing.map((m) => m.digest) };
       await tx`INSERT INTO sync_locators (principal_id, locator, created_at) VALUES (${o.principalId}, ${o.locator}, ${o.at})
                ON CONFLICT DO NOTHING`;
       const [loc] = await tx<{ last_number: number }[]>`
@@ -258,6 +347,53 @@ export async function syncCommitSnapshot(
     if ((err as { code?: string }).code === '23505') return null;
     throw err;
   }
+}
+
+/**
+ * Retention (docs/sync.md): delete all but the newest `keep` revisions of a folder, then the owner's holdings that no
+ * remaining revision of any of its folders uses (usage goes down by them), then the blobs no owner holds any more
+ * (their rows; the caller deletes their files with `deleteFiles` before the transaction commits, so an upload of the
+ * same bytes that races it sees the file gone when it records, see syncAddOwnedBlobs). The owner's usage row is
+ * locked for update: blob records and commits of the owner wait, and a commit checks its blobs again after.
+ * Null when the folder is unknown.
+ */
+export async function syncForget(
+  sql: Sql,
+  o: { principalId: string; locator: string; keep: number; deleteFiles: (digests: string[]) => Promise<void> },
+): Promise<{ forgotten: number[]; freed: { blobs: number; bytes: number } } | null> {
+  return sql.begin(async (tx) => {
+    const [loc] =
+      await tx`SELECT 1 FROM sync_locators WHERE principal_id = ${o.principalId} AND locator = ${o.locator}`;
+    if (!loc) return null;
+    await tx`INSERT INTO sync_usage (principal_id) VALUES (${o.principalId}) ON CONFLICT DO NOTHING`;
+    await tx`SELECT 1 FROM sync_usage WHERE principal_id = ${o.principalId} FOR UPDATE`;
+    const gone = await tx<{ number: number }[]>`
+      DELETE FROM sync_revisions
+      WHERE principal_id = ${o.principalId} AND locator = ${o.locator}
+        AND number NOT IN (SELECT number FROM sync_revisions WHERE principal_id = ${o.principalId} AND locator = ${o.locator}
+                           ORDER BY number DESC LIMIT ${o.keep})
+      RETURNING number`;
+    const freed = await tx<{ digest: string; size_bytes: number }[]>`
+      WITH used AS (
+        SELECT DISTINCT f->>'digest' AS digest
+        FROM sync_revisions r CROSS JOIN LATERAL jsonb_array_elements(r.files) AS f
+        WHERE r.principal_id = ${o.principalId} AND f ? 'digest')
+      DELETE FROM sync_blob_owners b
+      WHERE b.principal_id = ${o.principalId} AND NOT EXISTS (SELECT 1 FROM used WHERE used.digest = b.digest)
+      RETURNING digest, size_bytes`;
+    const bytes = freed.reduce((n, f) => n + f.size_bytes, 0);
+    if (freed.length > 0) {
+      await tx`UPDATE sync_usage SET bytes = bytes - ${bytes}, blobs = blobs - ${freed.length}
+               WHERE principal_id = ${o.principalId}`;
+      const orphans = await tx<{ digest: string }[]>`
+        DELETE FROM sync_blobs s
+        WHERE s.digest = ANY(${freed.map((f) => f.digest)}::text[])
+          AND NOT EXISTS (SELECT 1 FROM sync_blob_owners b WHERE b.digest = s.digest)
+        RETURNING digest`;
+      await o.deleteFiles(orphans.map((r) => r.digest));
+    }
+    return { forgotten: gone.map((g) => g.number).sort((a, b) => a - b), freed: { blobs: freed.length, bytes } };
+  });
 }
 
 /**

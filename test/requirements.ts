@@ -907,6 +907,21 @@ export const requirements = {
     source: 'docs/sync.md: Errors',
     behaviour: 'Bad locators, digests, bodies and query parameters get 400 invalid_request and change nothing.',
   },
+  'SYNC-RATE': {
+    source: 'docs/sync.md: Rate limits',
+    behaviour:
+      "Every authenticated sync request spends a token of the principal's plan's sync bucket: answers carry X-RateLimit-Limit, -Remaining and -Reset; past the bucket 429 rate_limited with Retry-After, an upload refused so stores nothing; a plan change applies.",
+  },
+  'SYNC-OPENAPI': {
+    source: 'docs/sync.md: Routes',
+    behaviour:
+      'The web OpenAPI document ({web_url}/api/v1/openapi.json) lists every sync route, generated from the route table, each with the web origin as its server, the scope sync and its errors; each listed route answers 401 without a token.',
+  },
+  'SYNC-FORGET': {
+    source: 'docs/sync.md: Retention',
+    behaviour:
+      "POST /api/sync/forget keeps a folder's newest revisions and deletes the older ones, removes the owner's holdings no remaining revision uses (usage goes down), deletes the files of blobs no owner holds and keeps those another owner holds; `assay forget <locator> --keep N` does it from the CLI.",
+  },
   'SYNC-CLI-FLOW': {
     source: 'docs/sync.md: The command-line client',
     behaviour:

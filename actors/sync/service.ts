@@ -13,8 +13,11 @@ import { syncFindingTypes, syncScanBytesMax } from '../../contracts/index.ts';
 import {
   type BlobDir,
   type Sql,
-  syncAddOwnedBlob,
+  type SyncAddResult,
+  syncForget,
+  syncAddOwnedBlobs,
   syncBlobHeld,
+  syncBlobHeldAndUsage,
   syncCommitKey,
   syncCommitSnapshot,
   syncKnownScans,
@@ -38,6 +41,8 @@ export interface SyncDeps {
 
 /** Scans of blobs not scanned before, this many at once (each reads up to syncScanBytesMax from disk). */
 const scanConcurrency = 8;
+/** Blob records of one owner committed in one transaction at most (the group commit of blobRecord). */
+const recordBatchMax = 256;
 
 export function syncService(d: SyncDeps): SyncPort {
   const { sql } = d;
@@ -76,24 +81,64 @@ export function syncService(d: SyncDeps): SyncPort {
     return out;
   }
 
+  // Group commit of blob records (docs/sync.md, Measured): every record of an owner locks its usage row until the
+  // commit, so one owner's uploads would queue on that lock one transaction (and one WAL flush) each. Records that
+  // arrive while the owner's previous batch commits wait for it and then go together: one transaction, one fsync of
+  // each blob directory the batch's renames touched. A lone upload is recorded at once.
+  const recording = new Map<
+    string,
+    { digest: string; size: number; done: (r: SyncAddResult) => void; failed: (e: unknown) => void }[]
+  >();
+  async function drainRecords(principalId: string): Promise<void> {
+    const queue = recording.get(principalId)!;
+    while (queue.length > 0) {
+      const batch = queue.splice(0, recordBatchMax);
+      try {
+        await d.blobs.syncDirsOf(batch.map((b) => b.digest));
+        const results = await syncAddOwnedBlobs(sql, {
+          principalId,
+          blobs: batch,
+          quotaBytes: d.quotaBytes,
+          at: d.clock.nowIso(),
+          missingFiles: (digests) => d.blobs.missing(digests),
+        });
+        for (const [i, b] of batch.entries()) b.done(results[i]!);
+      } catch (err) {
+        for (const b of batch) b.failed(err);
+      }
+    }
+    recording.delete(principalId);
+  }
+  function record(principalId: string, digest: string, size: number): Promise<SyncAddResult> {
+    return new Promise((done, failed) => {
+      const queue = recording.get(principalId);
+      if (queue) {
+        queue.push({ digest, size, done, failed });
+        return;
+      }
+      recording.set(principalId, [{ digest, size, done, failed }]);
+      void drainRecords(principalId);
+    });
+  }
+
   return {
     async blobBegin(principalId, digest, size) {
-      if ((await syncBlobHeld(sql, principalId, digest)) !== null) return { ok: { held: true } };
-      const usage = await syncUsage(sql, principalId);
-      if (usage.bytes + size > d.quotaBytes) return overQuota(usage.bytes, d.quotaBytes, size);
+      const { held, bytes } = await syncBlobHeldAndUsage(sql, principalId, digest);
+      if (held !== null) return { ok: { held: true } };
+      if (bytes + size > d.quotaBytes) return overQuota(bytes, d.quotaBytes, size);
       return { ok: { held: false } };
     },
 
     blobUpload: () => d.blobs.upload(),
 
     async blobRecord(principalId, digest, size) {
-      const r = await syncAddOwnedBlob(sql, {
-        principalId,
-        digest,
-        size,
-        quotaBytes: d.quotaBytes,
-        at: d.clock.nowIso(),
-      });
+      const r = await record(principalId, digest, size);
+      if (r === 'gone') {
+        return {
+          refused: 'unavailable' as const,
+          message: 'the blob was removed (a forget freed it) while it was being stored; upload it again',
+        };
+      }
       if (typeof r === 'object') return overQuota(r.overQuota.bytes, d.quotaBytes, size);
       return { ok: { size } };
     },
@@ -183,6 +228,14 @@ export function syncService(d: SyncDeps): SyncPort {
           };
         },
       });
+      if (answer !== null && 'missing' in answer) {
+        // A forget removed holdings between the check above and the commit.
+        return {
+          refused: 'missing_blobs',
+          message: `${answer.missing.length} blob(s) of the snapshot are not uploaded; upload them and commit again`,
+          extra: { missing: answer.missing },
+        };
+      }
       if (answer === null) {
         // A concurrent commit with this key won: answer as it did.
         const won = await syncCommitKey(sql, principalId, key);
@@ -190,6 +243,33 @@ export function syncService(d: SyncDeps): SyncPort {
         return replay(won, requestHash);
       }
       return { ok: { status: answer.status as 200 | 201, replayed: false, body: answer.body } };
+    },
+
+    async forget(principalId, locator, keep) {
+      const r = await syncForget(sql, {
+        principalId,
+        locator,
+        keep,
+        deleteFiles: (digests) => d.blobs.remove(digests),
+      });
+      if (r === null) {
+        return { refused: 'not_found', message: `you have no synced folder with the locator ${locator}` };
+      }
+      const usage = await syncUsage(sql, principalId);
+      const kept = await syncRevisionsOf(sql, principalId, locator, {
+        limit: keep,
+        number: null,
+        id: null,
+        files: false,
+      });
+      return {
+        ok: {
+          forgotten: r.forgotten,
+          kept: kept.length,
+          freed: r.freed,
+          usage: { ...usage, quota_bytes: d.quotaBytes },
+        },
+      };
     },
   };
 }

@@ -14,6 +14,11 @@ import { mb, Progress } from './progress.ts';
 import { HashCache, hashFile, walk, type WalkedFile } from './walk.ts';
 
 const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
+/**
+ * Uploads at once by default: the server commits the records of one owner's concurrent uploads together, so 8 at
+ * once syncs small files about a third faster than 4, and 16 no faster than 8 (docs/sync.md, Measured).
+ */
+const defaultJobs = 8;
 const locatorPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\/[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 export const clientUsage = `client commands (talk HTTP only; --json prints one JSON document for scripts):
@@ -23,13 +28,16 @@ export const clientUsage = `client commands (talk HTTP only; --json prints one J
                         account page. Tokens are kept in ~/.config/assay/credentials.json (mode 0600)
   logout [--server URL] revoke this device's login and forget its tokens
   sync <folder> [--locator NAME] [--jobs N] [--quiet]
-                        upload the folder's changed files (honouring .gitignore and .assayignore) and commit
-                        a revision; run it again after an interruption and it resumes
+                        upload the folder's changed files (honouring .gitignore and .assayignore), N at once
+                        (default 8), and commit a revision; run it again after an interruption and it resumes
   revisions <locator> [--limit N]
                         the revisions the server holds for a synced folder, newest first
   restore <locator> [--revision R] <dir>
                         download a revision (the latest by default) into an empty directory, checking every
                         file against its digest
+  forget <locator> --keep N
+                        delete all but the newest N revisions of a synced folder, and the uploaded files no
+                        remaining revision uses (frees quota)
   exit codes: 0 ok, 1 failed, 2 usage, 3 synced with content findings flagged, 4 not logged in or login
   expired, 5 refused by the server (quota, unsafe paths, not found), 6 server unreachable, 7 a restored file
   did not match its digest, 130 interrupted`;
@@ -50,6 +58,8 @@ export async function clientCommand(command: string, args: string[]): Promise<nu
         return await revisions(args);
       case 'restore':
         return await restore(args);
+      case 'forget':
+        return await forget(args);
     }
     throw new CliError(exitCodes.usage, `unknown command ${command}`);
   } catch (err) {
@@ -288,7 +298,7 @@ async function sync(args: string[]): Promise<number> {
     options: {
       server: { type: 'string' },
       locator: { type: 'string' },
-      jobs: { type: 'string', default: '4' },
+      jobs: { type: 'string', default: String(defaultJobs) },
       json: { type: 'boolean', default: false },
       quiet: { type: 'boolean', default: false },
     },
@@ -310,18 +320,20 @@ async function sync(args: string[]): Promise<number> {
   try {
     const walked = await walk(root);
     const cache = new HashCache(root);
+    // Files read and hashed: those the cache does not know with this size, mtime and inode (--json reports them).
     const toHash = walked.files.filter((f) => cache.get(f) === null);
+    const hashBytes = toHash.reduce((n, f) => n + f.size, 0);
     const hashing = new Progress(
-      toHash.length > 0 && toHash.reduce((n, f) => n + f.size, 0) > 64e6 ? sink : null,
+      toHash.length > 0 && hashBytes > 64e6 ? sink : null,
       'hashing',
       toHash.length,
-      toHash.reduce((n, f) => n + f.size, 0),
+      hashBytes,
     );
     const digests = new Map<string, string>();
     await pool(walked.files, 4, async (f) => {
       let d = cache.get(f);
       if (d === null) {
-        d = await hashFile(f.abs, (n) => hashing.bytes(n));
+        d = await hashFile(f.abs, f.size, (n) => hashing.bytes(n));
         cache.set(f, d);
         hashing.file();
       }
@@ -372,10 +384,22 @@ async function sync(args: string[]): Promise<number> {
     const key = createHash('sha256')
       .update(`${locator}\n${parent}\n${JSON.stringify(files)}`)
       .digest('hex');
-    const committed = await auth.call('POST', `/api/sync/snapshots?locator=${encodeURIComponent(locator)}`, {
-      headers: { 'idempotency-key': key },
-      json: { files },
-    });
+    const commit = () =>
+      auth.call('POST', `/api/sync/snapshots?locator=${encodeURIComponent(locator)}`, {
+        headers: { 'idempotency-key': key },
+        json: { files },
+      });
+    let committed = await commit();
+    if (committed.status === 409 && committed.body?.error === 'missing_blobs') {
+      // A forget on another device freed blobs this sync found held (docs/sync.md, Retention): send them, once.
+      const again = new Set<string>(committed.body.missing);
+      const resend = walked.files.filter((f) => again.delete(digests.get(f.path)!));
+      await pool(resend, jobs, async (f) => {
+        const r = await auth.putBlob(digests.get(f.path)!, f.abs, f.size, () => {});
+        if (r.status !== 200 && r.status !== 201) throw refusal(r, `uploading ${f.path} was`);
+      });
+      committed = await commit();
+    }
     if (committed.status === 422 && committed.body?.error === 'unsafe_paths') {
       for (const f of committed.body.findings ?? [])
         process.stderr.write(`  unsafe: ${f.path}: ${f.type}: ${f.detail}\n`);
@@ -386,7 +410,7 @@ async function sync(args: string[]): Promise<number> {
     const findings = (rev.findings ?? []) as { type: string; path: string; line?: number; detail: string }[];
     if (out.json) {
       process.stdout.write(
-        `${JSON.stringify({ ok: true, server, locator, revision: rev, created: committed.body.created, changes, uploaded: { files: uploads.length, bytes: upBytes }, files: walked.files.length, symlinks: walked.links.length, ignored: walked.ignored })}\n`,
+        `${JSON.stringify({ ok: true, server, locator, revision: rev, created: committed.body.created, changes, uploaded: { files: uploads.length, bytes: upBytes }, hashed: { files: toHash.length, bytes: hashBytes }, files: walked.files.length, symlinks: walked.links.length, ignored: walked.ignored })}\n`,
       );
     } else {
       const head = committed.body.created
@@ -414,6 +438,38 @@ async function sync(args: string[]): Promise<number> {
     return exitCodes.ok;
   } finally {
     stopWatching();
+    h.close();
+  }
+}
+
+async function forget(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      server: { type: 'string' },
+      keep: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const keep = Number(values.keep);
+  if (positionals.length !== 1 || values.keep === undefined || !Number.isInteger(keep) || keep < 1) {
+    throw new CliError(exitCodes.usage, `usage: assay forget <locator> --keep N (N at least 1)\n\n${clientUsage}`);
+  }
+  const locator = locatorOf(positionals[0]!);
+  const { h, auth } = session(serverOf(values.server), 1);
+  try {
+    const r = await auth.call('POST', `/api/sync/forget?locator=${encodeURIComponent(locator)}`, { json: { keep } });
+    if (r.status !== 200) throw refusal(r, 'forgetting revisions was');
+    const b = r.body as { forgotten: number[]; kept: number; freed: { blobs: number; bytes: number } };
+    if (values.json) process.stdout.write(`${JSON.stringify({ ok: true, ...r.body })}\n`);
+    else {
+      process.stdout.write(
+        `${locator}: forgot ${b.forgotten.length} revision(s)${b.forgotten.length > 0 ? ` (${b.forgotten.join(', ')})` : ''}, kept ${b.kept}; freed ${b.freed.blobs} file(s), ${mb(b.freed.bytes)}\n`,
+      );
+    }
+    return exitCodes.ok;
+  } finally {
     h.close();
   }
 }

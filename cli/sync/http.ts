@@ -2,6 +2,7 @@
 // a file with their length, downloads streamed to a file, and the access token refreshed when it expires (or is
 // refused once). Every failure becomes a CliError with the exit code docs/sync.md lists and the next step in words.
 import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
@@ -47,6 +48,9 @@ const networkCodes = new Set([
   'ETIMEDOUT',
   'EPIPE',
 ]);
+
+/** Blobs up to this size are uploaded from one read of the file, larger ones streamed. */
+const smallUploadBytes = 256 * 1024;
 
 /** Bodies this large are sent chunked (see `raw`). */
 const chunkedFromBytes = 999_999_999;
@@ -224,31 +228,42 @@ export class Auth {
     return this.login.access_token!;
   }
 
-  /** A call with the access token; a 401 refreshes the token and tries once more. */
+  /**
+   * A call with the access token; a 401 refreshes the token and tries once more, and a 429 waits for its
+   * Retry-After and tries again (docs/sync.md, Rate limits).
+   */
   async call(
     method: string,
     path: string,
     o: { headers?: Record<string, string>; json?: unknown } = {},
   ): Promise<Answer> {
-    for (let attempt = 0; ; attempt++) {
-      const token = attempt === 0 ? await this.token() : await this.refresh();
+    let refreshed = false;
+    for (let limited = 0; ; ) {
+      const token = await this.token();
       const r = await this.http.call(method, path, {
         ...o,
         headers: { ...(o.headers ?? {}), authorization: `Bearer ${token}` },
       });
-      if (r.status !== 401 || attempt > 0) return r;
+      if (r.status === 401 && !refreshed) {
+        refreshed = true;
+        await this.refresh();
+      } else if (r.status === 429 && limited++ < rateRetriesMax) await waitRetryAfter(r.headers);
+      else return r;
     }
   }
 
   /** Upload a file as a blob (streamed, with its length). */
   async putBlob(digest: string, file: string, size: number, onBytes: (n: number) => void): Promise<Answer> {
-    for (let attempt = 0; ; attempt++) {
-      const token = attempt === 0 ? await this.token() : await this.refresh();
+    let refreshed = false;
+    for (let limited = 0; ; ) {
+      const token = await this.token();
+      // A small file is read whole and sent as one buffer; a larger one is streamed.
+      const small = size <= smallUploadBytes ? await readFile(file) : null;
       const res = await this.http.raw(
         'PUT',
         `/api/sync/blobs/${digest}`,
         { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
-        {
+        small ?? {
           length: size,
           stream: () => {
             const s = createReadStream(file, { highWaterMark: 256 * 1024 });
@@ -258,19 +273,42 @@ export class Auth {
         },
       );
       const r = await read(res);
-      if (r.status !== 401 || attempt > 0) return r;
+      if (r.status === 401 && !refreshed) {
+        refreshed = true;
+        await this.refresh();
+      } else if (r.status === 429 && limited++ < rateRetriesMax) await waitRetryAfter(r.headers);
+      else {
+        if (small) onBytes(small.length);
+        return r;
+      }
     }
   }
 
   /** Download a blob: the response, to be streamed by the caller. */
   async getBlob(digest: string): Promise<IncomingMessage> {
-    for (let attempt = 0; ; attempt++) {
-      const token = attempt === 0 ? await this.token() : await this.refresh();
+    let refreshed = false;
+    for (let limited = 0; ; ) {
+      const token = await this.token();
       const res = await this.http.raw('GET', `/api/sync/blobs/${digest}`, { authorization: `Bearer ${token}` });
-      if (res.statusCode !== 401 || attempt > 0) return res;
-      res.resume();
+      if (res.statusCode === 401 && !refreshed) {
+        refreshed = true;
+        res.resume();
+        await this.refresh();
+      } else if (res.statusCode === 429 && limited++ < rateRetriesMax) {
+        res.resume();
+        await waitRetryAfter(res.headers);
+      } else return res;
     }
   }
+}
+
+/** 429s one request waits out before the refusal is reported. */
+const rateRetriesMax = 30;
+
+/** Wait as long as a 429's Retry-After says (1 s to a minute). */
+function waitRetryAfter(headers: IncomingMessage['headers']): Promise<void> {
+  const seconds = Math.min(60, Math.max(1, Number(headers['retry-after']) || 1));
+  return new Promise((r) => setTimeout(r, seconds * 1000));
 }
 
 /** A sync route's refusal as a CliError, worded with its next step. */
@@ -285,6 +323,7 @@ export function refusal(r: Answer, what: string): CliError {
     unsafe_paths: 'remove or fix the paths listed above, then sync again',
     not_found: 'check the locator with `assay revisions`',
     unavailable: 'try again in a moment',
+    rate_limited: 'wait a minute and run the command again, or ask for a larger plan',
   };
   const exit =
     code === 'unauthorized' || code === 'forbidden'

@@ -4,7 +4,7 @@
 // streamed and kept in a cache keyed by (path, size, mtime, inode), so an unchanged file is not read again.
 import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { lstat, readdir, readlink } from 'node:fs/promises';
+import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import { cacheDir } from './credentials.ts';
@@ -70,7 +70,15 @@ export async function walk(root: string): Promise<{ files: WalkedFile[]; links: 
   return { files, links, ignored };
 }
 
-export async function hashFile(abs: string, onBytes?: (n: number) => void): Promise<string> {
+/** Files up to this size are read whole (one read, no 1 MiB stream buffer to allocate and collect per file). */
+export const smallFileBytes = 256 * 1024;
+
+export async function hashFile(abs: string, size: number, onBytes?: (n: number) => void): Promise<string> {
+  if (size <= smallFileBytes) {
+    const bytes = await readFile(abs);
+    onBytes?.(bytes.length);
+    return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  }
   const h = createHash('sha256');
   for await (const c of createReadStream(abs, { highWaterMark: 1 << 20 })) {
     h.update(c as Buffer);

@@ -1,6 +1,7 @@
 // The context-file API's OpenAPI 3.1 documents, one per base form (docs/contexts.md): the routes are the same, the
 // list envelope and its paging are the base form's. Generated from the route table (routes.ts).
 import type { ContextBase } from './face.ts';
+import { syncOpenApiPaths } from '../sync/openapi.ts';
 import { type ContextRoute, contextErrorNames, contextRoutes } from './routes.ts';
 
 const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
@@ -76,6 +77,9 @@ export function contextOpenApiDocument(base: ContextBase, url: string) {
   for (const route of contextRoutes) {
     paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation(route, form) };
   }
+  // The web document also lists device sync's routes on {web_url}/api/sync/ (docs/sync.md), each with its server.
+  const sync = base === 'web' ? syncOpenApiPaths(url.replace(/\/api\/v1$/, '')) : { paths: {}, schemas: {} };
+  Object.assign(paths, sync.paths);
   return {
     openapi: '3.1.0',
     info: {
@@ -112,6 +116,7 @@ export function contextOpenApiDocument(base: ContextBase, url: string) {
             message: { type: 'string' },
           },
         },
+        ...sync.schemas,
       },
     },
   };

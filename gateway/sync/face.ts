@@ -14,6 +14,7 @@ import {
   type SyncErrorCode,
   syncErrors,
   syncLocatorPattern,
+  SyncForgetBody,
   SyncManifestBody,
   syncPathPrefix,
   type SyncPort,
@@ -24,6 +25,8 @@ import {
 } from '../../contracts/index.ts';
 import type { Exchange, Reply, TransportRefusal } from '../http/exchange.ts';
 import { bearerToken, requestHash } from '../pipeline.ts';
+import type { RateTaker } from '../rate-limiter.ts';
+import { type SyncRouteName, syncRouteMethods, syncRouteQuery } from './routes.ts';
 import type { TokenVerifier } from '../tokens.ts';
 
 interface Answer {
@@ -42,22 +45,13 @@ const fromRefusal = (r: SyncRefusal): Answer => fail(r.refused, r.message, r.ext
 
 const manifestCheck = Compile(SyncManifestBody);
 const snapshotCheck = Compile(SyncSnapshotBody);
+const forgetCheck = Compile(SyncForgetBody);
 const keyPattern = /^[\x20-\x7e]{1,200}$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-type RouteName = 'blob' | 'manifest' | 'revisions' | 'snapshots';
-const routeMethods: Record<RouteName, string> = {
-  blob: 'GET, HEAD, PUT',
-  manifest: 'POST',
-  revisions: 'GET, HEAD',
-  snapshots: 'POST',
-};
-const routeQuery: Record<RouteName, string[]> = {
-  blob: [],
-  manifest: ['locator'],
-  revisions: ['locator', 'limit', 'revision', 'files'],
-  snapshots: ['locator'],
-};
+type RouteName = SyncRouteName;
+const routeMethods = syncRouteMethods;
+const routeQuery = syncRouteQuery;
 
 export interface SyncFaceDeps {
   config: Config;
@@ -65,9 +59,14 @@ export interface SyncFaceDeps {
   verifier: TokenVerifier;
   /** Null on a gateway without the sync store (a test's gateway alone): every route answers 503. */
   port: SyncPort | null;
+  /** The shared limiter (class `sync`, per principal): every authenticated request spends one token. */
+  limiter: RateTaker;
 }
 
 export class SyncFace {
+  /** The X-RateLimit-* headers of an admitted request, added to whatever it answers. */
+  private readonly rateHeaders = new WeakMap<Exchange, Record<string, string>>();
+
   constructor(private readonly d: SyncFaceDeps) {}
 
   /** Serve one request under /api/sync/. Everything needed from uWS is read before the first await. */
@@ -76,7 +75,7 @@ export class SyncFace {
     const rest = path.slice(syncPathPrefix.length);
     const name: RouteName | null = rest.startsWith('blobs/')
       ? 'blob'
-      : rest === 'manifest' || rest === 'revisions' || rest === 'snapshots'
+      : rest === 'manifest' || rest === 'revisions' || rest === 'snapshots' || rest === 'forget'
         ? rest
         : null;
     const method = x.method === 'HEAD' ? 'GET' : x.method;
@@ -110,7 +109,7 @@ export class SyncFace {
       return;
     }
     // Who is calling, and whether the request is well formed, before a byte of the body is stored.
-    const ready = this.admitted(r).catch((err: unknown): Answer => {
+    const ready = this.admitted(r, x).catch((err: unknown): Answer => {
       this.d.log.error({ err, requestId: x.requestId }, 'sync request failed');
       return fail('unavailable', 'the sync service could not answer; retry');
     });
@@ -154,23 +153,26 @@ export class SyncFace {
           if (!/^application\/json\b/i.test(r.contentType)) {
             return Promise.resolve(fail('invalid_request', 'send the body as application/json'));
           }
-          return name === 'manifest'
-            ? this.manifest(port, who.principalId, text)
-            : this.commit(port, who.principalId, r.query.get('locator')!, r.idempotencyKey, text);
+          if (name === 'manifest') return this.manifest(port, who.principalId, text);
+          if (name === 'forget') return this.forget(port, who.principalId, r.query.get('locator')!, text);
+          return this.commit(port, who.principalId, r.query.get('locator')!, r.idempotencyKey, text);
         });
       },
     );
   }
 
   /** The caller, once its token and the request's query check out; otherwise the refusal. */
-  private async admitted(r: {
-    name: RouteName;
-    token: string | undefined;
-    authorization: string;
-    digest: string;
-    query: URLSearchParams;
-    idempotencyKey: string;
-  }): Promise<Caller | Answer> {
+  private async admitted(
+    r: {
+      name: RouteName;
+      token: string | undefined;
+      authorization: string;
+      digest: string;
+      query: URLSearchParams;
+      idempotencyKey: string;
+    },
+    x: Exchange,
+  ): Promise<Caller | Answer> {
     if (r.token === undefined) {
       return fail(
         'unauthorized',
@@ -189,6 +191,17 @@ export class SyncFace {
     if (caller.sandbox)
       return fail('unauthorized', 'device sync needs an account: an OAuth access token, not a sandbox token');
     if (!caller.scopes.includes('sync')) return fail('forbidden', 'this token needs the scope sync');
+    // After authentication and scope, before validation (the agent routes' order): a malformed request spends too.
+    const verdict = await this.d.limiter.take(rateCaller(caller.principalId), 'sync');
+    this.rateHeaders.set(x, verdict.headers);
+    if (!verdict.ok) {
+      const a = fail(
+        'rate_limited',
+        `this principal's sync requests are over its plan's rate; retry in ${verdict.retryAfterS} s`,
+      );
+      a.headers['retry-after'] = String(verdict.retryAfterS);
+      return a;
+    }
     if (r.name === 'blob' && !syncDigestPattern.test(r.digest)) {
       return fail('invalid_request', 'the digest in the path must be sha256:<64 lower-case hex>');
     }
@@ -238,7 +251,7 @@ export class SyncFace {
   private send(x: Exchange, a: Answer, closeConnection = false): void {
     x.send(
       a.status,
-      { 'cache-control': 'no-store', ...a.headers },
+      { 'cache-control': 'no-store', ...this.rateHeaders.get(x), ...a.headers },
       'application/json',
       JSON.stringify(a.body),
       closeConnection,
@@ -363,6 +376,7 @@ export class SyncFace {
     const blob = await port.blobRead(principalId, digest);
     if (blob === null) return fail('not_found', 'you hold no blob with this digest');
     const headers = {
+      ...this.rateHeaders.get(x),
       'cache-control': 'private, max-age=31536000, immutable',
       etag: `"${digest}"`,
       'content-digest': `sha-256=:${Buffer.from(digest.slice('sha256:'.length), 'hex').toString('base64')}:`,
@@ -395,6 +409,15 @@ export class SyncFace {
     if (!manifestCheck.Check(body)) return fail('invalid_request', schemaProblem(manifestCheck, body));
     const r = await port.manifest(principalId, body.digests);
     return { status: 200, body: { missing: r.missing }, headers: {} };
+  }
+
+  private async forget(port: SyncPort, principalId: string, locator: string, text: string): Promise<Answer> {
+    const body = parseJson(text);
+    if (body instanceof Error) return fail('invalid_request', body.message);
+    if (!forgetCheck.Check(body)) return fail('invalid_request', schemaProblem(forgetCheck, body));
+    const r = await port.forget(principalId, locator, body.keep);
+    if ('refused' in r) return fromRefusal(r);
+    return { status: 200, body: { locator, ...r.ok }, headers: {} };
   }
 
   private async revisions(port: SyncPort, principalId: string, query: URLSearchParams): Promise<Answer> {
@@ -441,6 +464,9 @@ export class SyncFace {
 }
 
 class RefusedEarly extends Error {}
+
+/** Sync spends from the principal's bucket alone (agentId `*`, as the context-file API): it has no agents. */
+const rateCaller = (principalId: string): Caller => ({ principalId, agentId: '*', scopes: [], sandbox: false });
 
 function parseJson(text: string): unknown | Error {
   if (text.trim() === '') return new Error('the body is empty; send a JSON object');

@@ -3,7 +3,7 @@
 // unchanged folder, and the peak resident memory of the client and of the server. It prints what it compares
 // against: `cp -r` of the same folder on the same disk (the local ceiling of moving those files) and SHA-256 of the
 // same bytes in one process (the ceiling of hashing them), both measured in the same run.
-//   npm run bench:sync -- [--small-files 10000] [--small-bytes 1024] [--large-mib 1024] [--jobs 4] [--stores]
+//   npm run bench:sync -- [--small-files 10000] [--small-bytes 1024] [--large-mib 1024] [--jobs 8] [--stores]
 // The 1 GiB case takes a while (writing the file, hashing it twice, storing it); `--large-mib 0` skips it, and
 // `--large-mib 256` makes it shorter. `--stores` also runs the blob-store measurement behind docs/sync.md.
 import { execFileSync, spawn } from 'node:child_process';
@@ -23,7 +23,7 @@ const { values } = parseArgs({
     'small-files': { type: 'string', default: '10000' },
     'small-bytes': { type: 'string', default: '1024' },
     'large-mib': { type: 'string', default: '1024' },
-    jobs: { type: 'string', default: '4' },
+    jobs: { type: 'string', default: '8' },
     stores: { type: 'boolean', default: false },
   },
 });
@@ -87,6 +87,8 @@ function runCli(args: string[], serverPid: number) {
 }
 
 const mb = (bytes: number) => bytes / 1e6;
+/** How many files a sync read to hash (its --json `hashed`): 0 for an unchanged folder, through the hash cache. */
+const hashedOf = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop() ?? '{}').hashed?.files ?? '?';
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 
 function timed(f: () => void): number {
@@ -169,6 +171,7 @@ async function main(): Promise<void> {
       'files/s': Math.round(smallFiles / first.seconds),
       'MB/s': fmt(mb(smallTotal) / first.seconds),
       'second sync s': fmt(second.seconds, 2),
+      'second sync files read': hashedOf(second.stdout),
       'client peak RSS MiB': Math.round(first.clientPeak / 2 ** 20),
       'server peak RSS MiB': Math.round(first.serverPeak / 2 ** 20),
       'cp -r files/s': Math.round(smallFiles / cpSmall),
@@ -194,6 +197,7 @@ async function main(): Promise<void> {
         'files/s': fmt(1 / one.seconds, 2),
         'MB/s': fmt(mb(bytes) / one.seconds),
         'second sync s': fmt(again.seconds, 2),
+        'second sync files read': hashedOf(again.stdout),
         'client peak RSS MiB': Math.round(one.clientPeak / 2 ** 20),
         'server peak RSS MiB': Math.round(one.serverPeak / 2 ** 20),
         'cp -r files/s': `${fmt(mb(bytes) / cpLarge)} MB/s`,

@@ -213,7 +213,17 @@ test('[SYNC-CLI-FLOW] login on the verification page, sync a folder, sync again 
   const second = await cliJson(['sync', folder, '--server', server]);
   assert.equal(second.code, 0, second.stderr);
   assert.equal(second.json.uploaded.files, 2, 'only the two edited files are uploaded');
+  assert.deepEqual(
+    second.json.hashed,
+    { files: 2, bytes: 'edited once\n'.length + 'edited twice\n'.length },
+    'only the two edited files are read again: the hash cache knows the others by (path, size, mtime, inode)',
+  );
   assert.deepEqual(second.json.changes, { added: [], modified: ['d3/e0/note-3.md', 'd5/e2/note-5.md'], removed: [] });
+  const unchanged = await cliJson(['sync', folder, '--server', server]);
+  assert.equal(unchanged.code, 0, unchanged.stderr);
+  assert.deepEqual(unchanged.json.hashed, { files: 0, bytes: 0 }, 'an unchanged folder: no file is read');
+  assert.equal(unchanged.json.uploaded.files, 0);
+  assert.equal(unchanged.json.created, false);
   const human = await cli(['sync', folder, '--server', server]);
   assert.equal(human.code, 0);
   assert.match(human.stdout, /testbox\/notes is unchanged since revision 2/);
@@ -236,6 +246,25 @@ test('[SYNC-CLI-FLOW] login on the verification page, sync a folder, sync again 
   assert.notEqual(readFileSync(join(old, 'd3', 'e0', 'note-3.md'), 'utf8'), 'edited once\n');
   const notEmpty = await cli(['restore', 'testbox/notes', restored, '--server', server]);
   assert.equal(notEmpty.code, 2, 'restore never writes over a folder');
+
+  // Retention: keep the newest revision; the two files only revision 1 used are freed.
+  const forgot = await cliJson(['forget', 'testbox/notes', '--keep', '1', '--server', server]);
+  assert.equal(forgot.code, 0, forgot.stderr + forgot.stdout);
+  assert.deepEqual(forgot.json.forgotten, [1]);
+  assert.equal(forgot.json.kept, 1);
+  assert.equal(forgot.json.freed.blobs, 2, 'the old contents of the two edited files');
+  const gone = await cli([
+    'restore',
+    'testbox/notes',
+    '--revision',
+    '1',
+    join(work, 'restored-gone'),
+    '--server',
+    server,
+  ]);
+  assert.equal(gone.code, 5, 'a forgotten revision is not found');
+  const badKeep = await cli(['forget', 'testbox/notes', '--keep', '0', '--server', server]);
+  assert.equal(badKeep.code, 2);
 
   const out = await cliJson(['logout', '--server', server]);
   assert.equal(out.code, 0, out.stderr);

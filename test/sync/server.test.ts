@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { startSystem, type TestSystem } from '../support/system.ts';
+import { plans, syncErrors } from '../../contracts/index.ts';
+import { eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
 import { digestOf, putBlob, type SyncAccount, syncAccount, syncCall } from '../support/sync.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -332,4 +333,140 @@ test('[SYNC-BAD-INPUT] bad locators, digests, bodies and query parameters get 40
   const after =
     await sys.sql`SELECT (SELECT count(*) FROM sync_revisions) AS r, (SELECT count(*) FROM sync_blob_owners) AS b`;
   assert.deepEqual(after, before);
+});
+
+test("[SYNC-RATE] sync requests spend the principal plan's sync bucket: X-RateLimit-* on every answer, 429 rate_limited with Retry-After past it (nothing stored), and a plan change applies", async () => {
+  const limited = await syncAccount(sys, 'rate-limited@example.com');
+  const free = await runCli(sys, ['plan', 'set', limited.principalId, 'free']);
+  assert.equal(free.code, 0, free.stderr);
+  const burst = plans.free.principal.sync.burst;
+  const ask = () => syncCall(sys, 'GET', 'revisions?locator=laptop/none', { token: limited.token });
+  const first = await ask();
+  assert.equal(first.status, 404, 'an unknown locator, admitted by the limiter');
+  assert.equal(first.headers.get('x-ratelimit-limit'), String(burst));
+  assert.ok(Number(first.headers.get('x-ratelimit-remaining')) < burst);
+  assert.match(first.headers.get('x-ratelimit-reset') ?? '', /^\d+$/);
+  // Spend the burst 50 at once until a refusal: the bucket refills at 50/s, so this ends after about the burst.
+  let refused: Awaited<ReturnType<typeof ask>> | undefined;
+  for (let sent = 1; refused === undefined && sent < burst * 4; sent += 50) {
+    refused = (await Promise.all(Array.from({ length: 50 }, ask))).find((r) => r.status === 429);
+  }
+  assert.ok(refused, 'a 429 once the burst is spent');
+  assert.equal(refused.body.error, 'rate_limited');
+  assert.match(refused.body.message, /retry in \d+ s/);
+  assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+  assert.equal(refused.headers.get('x-ratelimit-limit'), String(burst));
+  assert.equal(refused.headers.get('x-ratelimit-remaining'), '0');
+
+  // An upload refused by the limiter stores nothing: spend what refilled meanwhile, then upload new bytes.
+  let put: Awaited<ReturnType<typeof putBlob>> | undefined;
+  let refusedDigest = '';
+  for (let attempt = 0; put === undefined && attempt < 50; attempt++) {
+    await Promise.all(Array.from({ length: 60 }, ask));
+    const bytes = Buffer.from(`refused while limited ${attempt}\n`);
+    const r = await putBlob(sys, limited.token, bytes);
+    if (r.status === 429) {
+      put = r;
+      refusedDigest = digestOf(bytes);
+    }
+  }
+  assert.ok(put, 'an upload refused by the limiter');
+  assert.equal(put.body.error, 'rate_limited');
+  const owned = (await ownedRows(limited.principalId)).map((r) => r.digest);
+  assert.ok(!owned.includes(refusedDigest), 'a refused upload stores nothing');
+
+  const pro = await runCli(sys, ['plan', 'set', limited.principalId, 'pro']);
+  assert.equal(pro.code, 0, pro.stderr);
+  const again = await eventually('the Pro bucket', async () => {
+    const r = await ask();
+    return r.status === 404 ? r : undefined;
+  });
+  assert.equal(again.headers.get('x-ratelimit-limit'), String(plans.pro.principal.sync.burst));
+});
+
+test('[SYNC-OPENAPI] the web OpenAPI document lists every sync route on its own server, and each listed route is served (401 without a token)', async () => {
+  const res = await fetch(`${sys.config.webUrl}/api/v1/openapi.json`);
+  assert.equal(res.status, 200);
+  const doc = await res.json();
+  const syncPaths = Object.keys(doc.paths).filter((p) => p.startsWith('/api/sync/'));
+  assert.deepEqual(syncPaths.sort(), [
+    '/api/sync/blobs/{digest}',
+    '/api/sync/forget',
+    '/api/sync/manifest',
+    '/api/sync/revisions',
+    '/api/sync/snapshots',
+  ]);
+  for (const path of syncPaths) {
+    const item = doc.paths[path];
+    assert.equal(item.servers[0].url, sys.config.webUrl, `${path} names the web origin as its server`);
+    for (const [method, op] of Object.entries<any>(item)) {
+      if (method === 'servers') continue;
+      assert.deepEqual(op.security, [{ oauth: ['sync'] }]);
+      for (const status of ['400', '401', '403', '429']) assert.ok(op.responses[status], `${method} ${path} ${status}`);
+      const url = `${item.servers[0].url}${path.replace('{digest}', digestOf('x'))}?locator=laptop/notes`;
+      const r = await fetch(url, { method: method.toUpperCase() });
+      assert.equal(r.status, 401, `${method} ${path} is a route`);
+      assert.equal((await r.json()).error, 'unauthorized');
+    }
+  }
+  assert.deepEqual(doc.components.schemas.SyncError.properties.error.enum.sort(), Object.keys(syncErrors).sort());
+});
+
+test('[SYNC-FORGET] forget keeps the newest revisions, frees the blobs no remaining revision uses (usage goes down), deletes files no owner holds, and keeps what another owner holds', async () => {
+  const owner = await syncAccount(sys, 'forgetful@example.com');
+  const [a, b, c] = ['kept in every revision\n', 'only in revision 1\n', 'only in revision 2\n'].map((t) =>
+    Buffer.from(t),
+  );
+  for (const bytes of [a!, b!, c!]) assert.equal((await putBlob(sys, owner.token, bytes)).status, 201);
+  // Another owner holds b as well: its file must stay.
+  assert.equal((await putBlob(sys, bob.token, b!)).status, 201);
+  const file = (path: string, bytes: Buffer) => ({ path, mode: 0o644, size: bytes.length, digest: digestOf(bytes) });
+  const loc = 'laptop/forgetful';
+  for (const [i, files] of [
+    [file('a', a!), file('b', b!)],
+    [file('a', a!), file('c', c!)],
+    [file('a', a!)],
+  ].entries()) {
+    const r = await commit(owner, loc, `forget-${i}`, snapshot(files));
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+  }
+  const usageOf = async () =>
+    (await syncCall(sys, 'GET', `revisions?locator=${loc}&files=false`, { token: owner.token })).body.usage;
+  assert.equal((await usageOf()).blobs, 3);
+
+  const forget = (keep: unknown, locator = loc) =>
+    syncCall(sys, 'POST', `forget?locator=${locator}`, { token: owner.token, json: { keep } });
+  const r = await forget(1);
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.deepEqual(r.body.forgotten, [1, 2]);
+  assert.equal(r.body.kept, 1);
+  assert.deepEqual(r.body.freed, { blobs: 2, bytes: b!.length + c!.length });
+  assert.deepEqual(r.body.usage, { bytes: a!.length, blobs: 1, quota_bytes: quotaBytes });
+  assert.equal(r.headers.get('x-ratelimit-limit') !== null, true, 'rate-limited like every sync route');
+  const left = await syncCall(sys, 'GET', `revisions?locator=${loc}`, { token: owner.token });
+  assert.deepEqual(
+    left.body.revisions.map((v: { number: number }) => v.number),
+    [3],
+  );
+  const stored = storedFiles();
+  assert.ok(stored.includes(digestOf(a!).slice(7)), 'a blob the kept revision uses stays');
+  assert.ok(stored.includes(digestOf(b!).slice(7)), 'a blob another owner holds stays');
+  assert.ok(!stored.includes(digestOf(c!).slice(7)), 'a blob nobody holds any more is deleted');
+  assert.equal((await sys.sql`SELECT 1 FROM sync_blobs WHERE digest = ${digestOf(c!)}`).length, 0);
+  const manifest = await syncCall(sys, 'POST', `manifest?locator=${loc}`, {
+    token: owner.token,
+    json: { digests: [a, b, c].map((x) => digestOf(x!)) },
+  });
+  assert.deepEqual(manifest.body.missing.sort(), [digestOf(b!), digestOf(c!)].sort());
+  assert.equal((await syncCall(sys, 'GET', `blobs/${digestOf(b!)}`, { token: bob.token })).status, 200);
+  assert.equal((await syncCall(sys, 'GET', `blobs/${digestOf(a!)}`, { token: owner.token })).status, 200);
+
+  const again = await forget(1);
+  assert.deepEqual([again.body.forgotten, again.body.freed], [[], { blobs: 0, bytes: 0 }], 'nothing more to forget');
+  assert.equal((await forget(0)).status, 400);
+  assert.equal((await forget('1')).status, 400);
+  assert.equal((await forget(1, 'laptop/unknown')).status, 404);
+  // The freed blob uploads again as a new holding.
+  assert.equal((await putBlob(sys, owner.token, c!)).status, 201);
+  assert.equal((await usageOf()).blobs, 2);
 });
