@@ -1,7 +1,9 @@
-// GET /v1/search and search_artifacts: one PostgreSQL statement per page, and the answer assembled as text from parts
-// stored with each artifact (docs/search.md). What a request does not need to recompute is kept, bounded: the words of
-// recent topics with their typo alternatives (a minute), the catalog's size (a minute). Trust is read as sums and
-// scored at read; its part of the rank is refreshed on a timer, because decay changes it without any fact.
+// GET /v1/search and search_artifacts: one PostgreSQL statement per page built (and a small one per request, the
+// search generation), and the answer assembled as text from parts stored with each artifact (docs/search.md). What a
+// request does not need to recompute is kept, bounded: whole pages while the catalog's search generation has not
+// moved (at most a few seconds), the words of recent topics with their typo alternatives (a minute), the catalog's
+// size and word statistics (a minute). Trust is read as sums and scored at read; its part of the rank is refreshed on
+// a timer, because decay changes it without any fact.
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import {
@@ -14,13 +16,16 @@ import {
 } from '../../contracts/index.ts';
 import {
   browseArtifacts,
-  catalogSizeEstimate,
+  type CatalogTermStats,
+  catalogTermStats,
   type RankedPosition,
   rankedArtifacts,
   refreshSearchRanks,
   type SearchFilters,
+  searchGeneration,
   type SearchRow,
   type Sql,
+  type TierLookUp,
   type TopicWord,
   topicQueries,
   topicWords,
@@ -35,6 +40,13 @@ export const topicWordsTtlMs = 60_000;
 export const topicWordsCachedMax = 1_000;
 /** How often the trust part of the rank is brought up to date (the bound on its staleness). */
 export const searchRankRefreshMs = 60_000;
+/**
+ * How long a built page is reused while no artifact was written (migration 028's generation): the bound on how stale
+ * an item's inline trust score and the trust part of the order can be, since trust moves without writing artifacts.
+ */
+export const searchPageReuseMs = 2_000;
+/** Pages kept at once (a page is 1 to 200 items, about 1 KB each); the oldest is dropped first. */
+const searchPagesCachedMax = 256;
 /** Fewest catalog rows a ranked tier walks before it looks its matches up in the index instead. */
 const walkRowsMin = 500;
 
@@ -50,14 +62,24 @@ export interface SearchDeps {
 }
 
 type SearchHandler = ServiceHandlers<'catalog'>['searchArtifacts'];
+type SearchRequest = Parameters<SearchHandler>[0];
 
 export function searchHandler(d: SearchDeps): SearchHandler {
   const { sql } = d;
   // Offer URLs are the base URL's JSON text plus the listing id (a UUID, nothing to escape).
   const offerUrlOpen = JSON.stringify(`${d.baseUrl}/offers/`).slice(0, -1);
   const topics = new Map<string, { words: TopicWord[]; atMs: number }>();
-  let catalogSize = { rows: 0, atMs: Number.NEGATIVE_INFINITY };
+  let catalogStats: CatalogTermStats & { atMs: number } = {
+    rows: 0,
+    shares: null,
+    minShare: 1,
+    atMs: Number.NEGATIVE_INFINITY,
+  };
   let rankRefresh = { atMs: d.clock.nowMs(), running: false };
+  // Built pages by query and sandbox side, all of one generation: a page answers every caller on its side of the
+  // sandbox line (nothing in it depends on who asks), and concurrent requests for the same page share one build.
+  const pages = new Map<string, { atMs: number; reply: Promise<BusReply> }>();
+  let pagesGeneration = Number.NEGATIVE_INFINITY;
 
   async function wordsOf(topic: string, nowMs: number): Promise<TopicWord[]> {
     const cached = topics.get(topic);
@@ -70,12 +92,10 @@ export function searchHandler(d: SearchDeps): SearchHandler {
   }
 
   async function walkRowsMax(limit: number, nowMs: number): Promise<number> {
-    if (nowMs - catalogSize.atMs >= topicWordsTtlMs) {
-      catalogSize = { rows: await catalogSizeEstimate(sql), atMs: nowMs };
+    if (nowMs - catalogStats.atMs >= topicWordsTtlMs) {
+      catalogStats = { ...(await catalogTermStats(sql)), atMs: nowMs };
     }
-    // Walking costs about limit * size / matches rows, looking up costs about matches: the cut-off that bounds the
-    // worse of the two is their geometric mean.
-    return Math.max(walkRowsMin, Math.ceil(Math.sqrt(limit * catalogSize.rows)));
+    return walkCutOff(limit, catalogStats.rows);
   }
 
   function refreshRanksIfDue(nowMs: number): void {
@@ -122,9 +142,35 @@ export function searchHandler(d: SearchDeps): SearchHandler {
     return okReply(200, new JsonText(`{"items":[${itemsJson(shown, nowMs)}],"next_cursor":${next}}`));
   };
 
-  return async ({ query: q, caller }) => {
+  return async (req) => {
     const nowMs = d.clock.nowMs();
     refreshRanksIfDue(nowMs);
+    // Read before the page is: a write that commits after this read moves the generation, so a page stored under
+    // it is never older than what the generation says (migration 028).
+    const generation = await searchGeneration(sql);
+    if (generation > pagesGeneration) {
+      pages.clear();
+      pagesGeneration = generation;
+    } else if (generation < pagesGeneration) {
+      // A read that lost a race with a newer one: answer without storing.
+      return build(req, nowMs);
+    }
+    const { query: q, caller } = req;
+    const key = JSON.stringify([caller.sandbox, q.topic, q.type, q.floor, q.max_price, q.limit, q.cursor]);
+    const kept = pages.get(key);
+    if (kept && nowMs - kept.atMs < searchPageReuseMs) return kept.reply;
+    const reply = build(req, nowMs);
+    pages.delete(key);
+    if (pages.size >= searchPagesCachedMax) pages.delete(pages.keys().next().value!);
+    const entry = { atMs: nowMs, reply };
+    pages.set(key, entry);
+    reply.catch(() => {
+      if (pages.get(key) === entry) pages.delete(key);
+    });
+    return reply;
+  };
+
+  async function build({ query: q, caller }: SearchRequest, nowMs: number): Promise<BusReply> {
     const limit = q.limit ?? pageLimits.default;
     const filters: SearchFilters = {
       sandbox: caller.sandbox,
@@ -157,14 +203,51 @@ export function searchHandler(d: SearchDeps): SearchHandler {
       after = decodeRankedCursor(q.cursor, queryKey);
       if (after === null) return badCursor('search');
     }
-    const queries = topicQueries(await wordsOf(q.topic, nowMs));
+    const words = await wordsOf(q.topic, nowMs);
+    const queries = topicQueries(words);
     if (queries === null) {
       return errorReply('validation_failed', 'query/topic has no words to search for (only stop words or symbols)');
     }
-    const rows = await rankedArtifacts(sql, filters, queries, after, await walkRowsMax(limit + 1, nowMs));
+    const walk = await walkRowsMax(limit + 1, nowMs);
+    const rows = await rankedArtifacts(sql, filters, queries, after, walk, tierLookUp(words, catalogStats, walk));
     return page(rows, limit, nowMs, (last) =>
       encodeCursor('search-ranked', `${queryKey}.${last.tier}.${last.search_rank}.${last.catalog_seq}`),
     );
+  }
+}
+
+/**
+ * The most rows a ranked tier walks before looking its matches up. Walking costs about limit * size / matches rows,
+ * looking up costs about matches: the cut-off that bounds the worse of the two is their geometric mean.
+ */
+export function walkCutOff(limit: number, catalogRows: number): number {
+  return Math.max(walkRowsMin, Math.ceil(Math.sqrt(limit * catalogRows)));
+}
+
+/**
+ * The most artifacts a topic's words can match, from PostgreSQL's statistics: every word must match (itself or,
+ * with `typos`, one of its alternatives), so the rarest word bounds it. Infinite without statistics.
+ */
+function matchesAtMost(words: TopicWord[], stats: CatalogTermStats, typos: boolean): number {
+  const { shares, minShare, rows } = stats;
+  if (shares === null) return Number.POSITIVE_INFINITY;
+  let least = 1;
+  for (const w of words) {
+    let share = 0;
+    for (const lexeme of typos ? [w.lexeme, ...w.alternatives] : [w.lexeme]) share += shares.get(lexeme) ?? minShare;
+    least = Math.min(least, share);
+  }
+  return least * rows;
+}
+
+/**
+ * Which tiers skip the walk: those whose words cannot match as many artifacts as the walk's cut-off (a walk finds a
+ * page only if matches are denser than that), so that a rare word or a typo costs its matches, not the cut-off.
+ */
+export function tierLookUp(words: TopicWord[], stats: CatalogTermStats, walkRows: number): TierLookUp {
+  return {
+    exact: matchesAtMost(words, stats, false) < walkRows,
+    typos: matchesAtMost(words, stats, true) < walkRows,
   };
 }
 

@@ -186,6 +186,44 @@ describe('ranking', () => {
   });
 });
 
+describe('pages reused while the catalog is unchanged', () => {
+  test('[CAT-SEARCH-OFFERS] the same query right after a listing arrives or leaves shows it, never a kept page', async () => {
+    const id = await listed('gannet', { title: 'Gannet colonies', description: 'Cliffs.', good: true });
+    const offersOf = async () => {
+      const page = await search('topic=gannet');
+      assert.deepEqual(ids(page.items), [id]);
+      return page.items[0].offers.map((o: any) => o.listing_id as string);
+    };
+    const liveCount = async (n: number) =>
+      eventually(`${n} live listings`, async () => {
+        const [row] = await sys.sql<{ n: number }[]>`SELECT live_listing_count AS n FROM artifacts WHERE id = ${id}`;
+        return row && row.n === n ? true : undefined;
+      });
+    const first = await offersOf();
+    assert.equal(first.length, 1);
+    // Asked again and again while nothing changes: the kept page, the same answer.
+    assert.deepEqual(await offersOf(), first);
+    const l = await sys.call('POST', '/v1/listings', {
+      token: seller.token,
+      body: { artifact_id: id, price_cents: 300, floor: 0.5, formats: ['md'] },
+      key: 'l-gannet-2',
+    });
+    assert.equal(l.status, 201);
+    await liveCount(2);
+    // At once: the listing projection's commit moved the search generation.
+    const both = await offersOf();
+    assert.deepEqual(both, [...first, l.body.id]);
+    const u = await sys.call('POST', `/v1/listings/${first[0]}/unlist`, {
+      token: seller.token,
+      body: {},
+      key: 'u-gannet',
+    });
+    assert.equal(u.status, 201, JSON.stringify(u.body));
+    await liveCount(1);
+    assert.deepEqual(await offersOf(), [l.body.id]);
+  });
+});
+
 describe('bad search input', () => {
   test('[CAT-VALIDATION] bad topics, cursors and limits get the typed validation_failed, never 503', async () => {
     const topicPage = await search('topic=lighthouse&limit=1');
