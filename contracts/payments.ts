@@ -131,3 +131,19 @@ export const PayoutRunSummary = Type.Object({
   failed: Type.Array(Type.Object({ principalId: Type.String(), reason: Type.String() })),
 });
 export type PayoutRunSummary = Static<typeof PayoutRunSummary>;
+
+/** The account export's format (GET /api/account/export): a reader checks it before reading the rest. */
+export const accountExportFormat = 'assay-account-export/1';
+
+/** The export's paged sections, in the order the document carries them (then `sync`, one object). */
+export const accountExportSections = [
+  'ledger',
+  'orders',
+  'subscriptions',
+  'payouts',
+  'payout_transfers',
+  'topups',
+  'context_files',
+  'webhooks',
+] as const;
+export type AccountExportSection = (typeof accountExportSections)[number];

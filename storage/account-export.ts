@@ -1,19 +1,10 @@
 // The account export's large sections (GET /api/account/export, docs/money.md: Account export): one person's rows
 // of each table, a page at a time in a stable key order, so the gateway streams any number of them in bounded
 // memory. Columns are named one by one: nothing that is a secret (webhook secrets, key hashes) is ever selected.
+import type { AccountExportSection } from '../contracts/index.ts';
 import type { Sql } from './postgres.ts';
 
-export const exportSections = [
-  'ledger',
-  'orders',
-  'subscriptions',
-  'payouts',
-  'payout_transfers',
-  'topups',
-  'context_files',
-  'webhooks',
-] as const;
-export type ExportSection = (typeof exportSections)[number];
+type ExportSection = AccountExportSection;
 
 /** One page of a section after `after` (the key of the last row of the page before, or null for the first). */
 export async function exportPage(

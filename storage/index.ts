@@ -193,5 +193,5 @@ export {
   type TopupRow,
   type TransferRow,
 } from './billing.ts';
-export { type ExportSection, exportPage, exportSections } from './account-export.ts';
+export { exportPage } from './account-export.ts';
 export { addToEscrowTotals, escrowTotals, pendingDeliveries } from './metrics-readings.ts';

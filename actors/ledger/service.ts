@@ -16,6 +16,8 @@ import {
   okReply,
   pageLimits,
   type ServiceHandlers,
+  type AccountExportSection,
+  accountExportSections,
 } from '../../contracts/index.ts';
 import {
   activeKey,
@@ -30,8 +32,6 @@ import {
   exportPage,
   syncExportFor,
   billingProfile,
-  exportSections,
-  type ExportSection,
   publicContextFile,
   type OrderRow,
   ordersPage,
@@ -182,8 +182,10 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
           mediaType: 'application/json',
         };
       }
-      const section = req.body.section as ExportSection;
-      if (!exportSections.includes(section)) return errorReply('validation_failed', `no export section ${section}`);
+      const section = req.body.section as AccountExportSection;
+      if (!accountExportSections.includes(section)) {
+        return errorReply('validation_failed', `no export section ${section}`);
+      }
       // Context files are up to a megabyte each: fewer of them to a page.
       const limit = section === 'context_files' ? 16 : 500;
       const page = await exportPage(sql, req.body.principalId, section, req.body.after, limit);

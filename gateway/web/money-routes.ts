@@ -5,6 +5,8 @@ import {
   type BillingView,
   type BusReply,
   type ErrorCode,
+  accountExportFormat,
+  accountExportSections,
   errorBody,
   errorTable,
   operations,
@@ -14,9 +16,6 @@ import type { WebContext, WebRoute } from './face.ts';
 import { json, redirect, type WebRequest, type WebResponse } from './http.ts';
 import { accountForm, renderAccount, webCaller } from './page-routes.ts';
 import { sessionOf, type WebSession } from './session.ts';
-
-/** The export's format: a reader checks it before reading the rest. */
-export const accountExportFormat = 'assay-account-export/1';
 
 const getComplianceBundle = operations.find((o) => o.id === 'getComplianceBundle')!;
 const getMandates = operations.find((o) => o.id === 'getMandates')!;
@@ -180,16 +179,6 @@ async function accountExport(ctx: WebContext, req: WebRequest, session: WebSessi
       paid_out_cents: b.paidOutCents,
     },
   };
-  const sections = [
-    'ledger',
-    'orders',
-    'subscriptions',
-    'payouts',
-    'payout_transfers',
-    'topups',
-    'context_files',
-    'webhooks',
-  ];
   const headJson = JSON.stringify(head);
   return {
     status: 200,
@@ -203,7 +192,7 @@ async function accountExport(ctx: WebContext, req: WebRequest, session: WebSessi
     async stream(write) {
       // The head's object, left open for the sections.
       if (!(await write(headJson.slice(0, -1)))) return false;
-      for (const section of sections) {
+      for (const section of accountExportSections) {
         if (!(await write(`,${JSON.stringify(section)}:[`))) return false;
         let after: string | null = null;
         let first = true;
