@@ -32,6 +32,7 @@ import { parseCookies } from '../web/http.ts';
 import { csrfCookie, sessionCookie } from '../web/session.ts';
 import { contextOpenApiDocument } from './openapi.ts';
 import { ApiKeyCreateBody, type ContextRoute, contextErrorNames, contextRoutes, type ListName } from './routes.ts';
+import { parseJson, schemaProblem } from '../http/json-body.ts';
 
 /** Which base form a request came in on: it decides the list envelope (docs/contexts.md, Lists). */
 export type ContextBase = 'web' | 'api';
@@ -492,27 +493,6 @@ function intParam(q: URLSearchParams, name: string, fallback: number, min: numbe
   const n = Number(raw);
   if (n < min || n > max) return `${name} must be from ${min} to ${max}`;
   return n;
-}
-
-function parseJson(text: string): unknown | Error {
-  if (text.trim() === '') return new Error('the body is empty; send a JSON object');
-  try {
-    return JSON.parse(text);
-  } catch {
-    return new Error('the body is not valid JSON');
-  }
-}
-
-/** The first thing wrong with a body, naming the field. */
-function schemaProblem(check: { Errors(v: unknown): Iterable<unknown> }, body: unknown): string {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'the body must be a JSON object';
-  for (const e of check.Errors(body) as Iterable<{ instancePath?: string; message?: string; params?: unknown }>) {
-    const where = e.instancePath ? e.instancePath.slice(1).replaceAll('/', '.') : 'the body';
-    const extra = (e.params as { additionalProperties?: string[] } | undefined)?.additionalProperties;
-    if (extra?.length) return `unknown field ${extra.join(', ')}`;
-    return `${where}: ${e.message ?? 'is not valid'}`;
-  }
-  return 'the body is not valid';
 }
 
 /** The I/O layer's refusals (capacity, body size, time, encoding) in this API's `{error, message}` words. */

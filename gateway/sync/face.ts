@@ -28,6 +28,7 @@ import { bearerToken, requestHash } from '../pipeline.ts';
 import type { RateTaker } from '../rate-limiter.ts';
 import { type SyncRouteName, syncRouteMethods, syncRouteQuery } from './routes.ts';
 import type { TokenVerifier } from '../tokens.ts';
+import { parseJson, schemaProblem } from '../http/json-body.ts';
 
 interface Answer {
   status: number;
@@ -467,27 +468,6 @@ class RefusedEarly extends Error {}
 
 /** Sync spends from the principal's bucket alone (agentId `*`, as the context-file API): it has no agents. */
 const rateCaller = (principalId: string): Caller => ({ principalId, agentId: '*', scopes: [], sandbox: false });
-
-function parseJson(text: string): unknown | Error {
-  if (text.trim() === '') return new Error('the body is empty; send a JSON object');
-  try {
-    return JSON.parse(text);
-  } catch {
-    return new Error('the body is not valid JSON');
-  }
-}
-
-/** The first thing wrong with a body, naming the field. */
-function schemaProblem(check: { Errors(v: unknown): Iterable<unknown> }, body: unknown): string {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'the body must be a JSON object';
-  for (const e of check.Errors(body) as Iterable<{ instancePath?: string; message?: string; params?: unknown }>) {
-    const where = e.instancePath ? e.instancePath.slice(1).replaceAll('/', '.') : 'the body';
-    const extra = (e.params as { additionalProperties?: string[] } | undefined)?.additionalProperties;
-    if (extra?.length) return `unknown field ${extra.join(', ')}`;
-    return `${where}: ${e.message ?? 'is not valid'}`;
-  }
-  return 'the body is not valid';
-}
 
 /** The I/O layer's refusals in the sync routes' words. */
 export function syncTransportRefusal(r: TransportRefusal): Reply {
