@@ -4,9 +4,9 @@
 // up (their backlog at the end of the run), the JetStream append ceiling measured in the same run, and the ratio to
 // the peers measured on this machine.
 //   npm run bench:purchases -- [--seconds 20] [--connections 64] [--agents 1000] [--artifacts 5000] [--modes serve,split]
-//                              [--baseline <git revision>] [--metrics on|off|on,off]
+//                              [--baseline <git revision>] [--metrics on|off|on,off|on,off,off,on]
 // --metrics: every process's /metrics listener on (scraped each second during the run, as a 1 s Prometheus
-// would) or off; `on,off` measures both in one run and prints what metrics cost.
+// would) or off; `on,off` measures both in one run and prints what metrics cost; a setting listed twice is measured twice.
 // With --baseline, each mode is measured on that revision's code too (a temporary worktree), right before this
 // tree's, with the same agents, listings and load: a change's effect in one sitting, both printed.
 import { execFileSync } from 'node:child_process';
@@ -27,6 +27,7 @@ import {
   peakRssMiB,
   registerAgents,
   warmUpListings,
+  type GroupUsage,
   usageByGroup,
   usagePerUnit,
   wrk,
@@ -174,6 +175,10 @@ async function runMode(
       await new Promise((res) => setTimeout(res, 500));
     }
     const drainMs = Date.now() - endedAt;
+    // What a scrape costs, measured apart from the load so the VM's drift between runs cannot hide or inflate it:
+    // 50 scrapes of every process in a row, the CPU of the roles and servers (the bench's client side left out)
+    // before and after, against the CPU the whole system spent per second of the measured run.
+    const scrapeCost = metricsPorts.length > 0 ? await measureScrapes(metricsPorts, named) : null;
     const lags = (
       await sql<{ ms: number }[]>`
         SELECT extract(epoch FROM (settled_at - created_at)) * 1000 AS ms FROM orders
@@ -200,6 +205,12 @@ async function runMode(
     console.log(
       `  CPU (and read/write system calls) per purchase during the run: ${usagePerUnit(cpuBefore, cpuAfter, result.requests)}`,
     );
+    if (scrapeCost) {
+      const runCpuPerSecond = cpuSecondsBetween(cpuBefore, cpuAfter) / seconds;
+      console.log(
+        `  one scrape of every process costs ${scrapeCost.text}; at one scrape a second that is ${((scrapeCost.cpuSeconds / runCpuPerSecond) * 100).toFixed(2)}% of the CPU the system spent per second of the run`,
+      );
+    }
     console.log(
       `  ratio to JetStream append ceiling ${(result.perSecond / ceilingPerSecond).toFixed(2)}; ${peerRatios(result.perSecond)}; target ${target.perSecond}/s with p99 < ${target.p99Ms} ms: ${result.perSecond >= target.perSecond && result.p99Ms < target.p99Ms ? 'met' : 'NOT met'}`,
     );
@@ -222,6 +233,30 @@ async function runMode(
     await nc.drain();
     await dropEnv(env).catch(() => {});
   }
+}
+
+/** CPU seconds the processes in `after` spent since `before`, the benchmark's own left out. */
+function cpuSecondsBetween(before: Map<string, GroupUsage>, after: Map<string, GroupUsage>): number {
+  let total = 0;
+  for (const [name, u] of after) if (name !== 'bench') total += u.cpuSeconds - (before.get(name)?.cpuSeconds ?? 0);
+  return total;
+}
+
+/** CPU per scrape of every process at once (their own work and PostgreSQL's and NATS's on their behalf). */
+async function measureScrapes(ports: number[], named: Record<string, number>) {
+  const rounds = 50;
+  const before = usageByGroup(named);
+  for (let i = 0; i < rounds; i++)
+    await Promise.all(ports.map((p) => fetch(`http://127.0.0.1:${p}/metrics`).then((r) => r.text())));
+  const after = usageByGroup(named);
+  // The roles, and the servers they ask (a scrape reads totals from PostgreSQL and a consumer from NATS); the kernel's
+  // own threads are left out: after a run they flush its writes, which is no scrape's doing.
+  const served = new Map(
+    [...after].filter(
+      ([name]) => name !== 'bench' && (name in named || name.startsWith('postgres') || name === 'nats-server'),
+    ),
+  );
+  return { cpuSeconds: cpuSecondsBetween(before, served) / rounds, text: usagePerUnit(before, served, rounds) };
 }
 
 const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -264,17 +299,22 @@ const baseline = values.baseline ? checkout(values.baseline) : null;
 try {
   const metricsSettings = values.metrics.split(',').map((m) => m === 'on');
   for (const mode of values.modes.split(',') as ('serve' | 'split')[]) {
-    const rates = new Map<boolean, number>();
+    // Settings may repeat (`on,off,off,on`): each is measured every time it is listed, and the cost compares the
+    // means, so an order effect or one noisy run does not decide it.
+    const rates = new Map<boolean, number[]>();
     for (const metricsOn of metricsSettings) {
       if (baseline) await runMode(mode, ceiling.perSecond, baseline, metricsOn);
-      rates.set(metricsOn, await runMode(mode, ceiling.perSecond, here, metricsOn));
+      const rate = await runMode(mode, ceiling.perSecond, here, metricsOn);
+      rates.set(metricsOn, [...(rates.get(metricsOn) ?? []), rate]);
     }
-    const on = rates.get(true);
-    const off = rates.get(false);
+    const mean = (xs: number[] | undefined) => (xs ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined);
+    const on = mean(rates.get(true));
+    const off = mean(rates.get(false));
     if (on !== undefined && off !== undefined) {
       const cost = (1 - on / off) * 100;
+      const runs = (xs: number[]) => xs.map((x) => Math.round(x)).join(', ');
       console.log(
-        `  metrics cost (${mode}): ${Math.round(on)}/s on vs ${Math.round(off)}/s off: ${cost.toFixed(1)}% of throughput (budget 5%: ${cost <= 5 ? 'met' : 'NOT met'}; tracing off in both)`,
+        `  metrics cost (${mode}): ${Math.round(on)}/s on (${runs(rates.get(true)!)}) vs ${Math.round(off)}/s off (${runs(rates.get(false)!)}): ${cost.toFixed(1)}% of throughput (budget 5%: ${cost <= 5 ? 'met' : 'NOT met'}; tracing off in both)`,
       );
     }
   }
