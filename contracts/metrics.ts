@@ -1,11 +1,14 @@
 // What every Assay process measures (docs/operations.md, Metrics): one registry per process, exposed in the
 // Prometheus text format by the admin listener (gateway/metrics-listener.ts) and never on the public port. The
 // instruments are module-level, so a process that runs every role (`assay serve`) reports them all from one
-// place. Label values come from fixed sets (operation ids, faces, statuses, actor kinds, projection names): never a
-// principal, listing or order id, so the number of series does not grow with traffic.
+// place. The counters and histograms the request path counts into are bound-metrics.ts's (cheaper per observation
+// than prom-client's own); the registry and the text format are prom-client's. Label values come from fixed sets
+// (operation ids, faces, statuses, actor kinds, projection names): never a principal, listing or order id, so the
+// number of series does not grow with traffic.
 // Gauges whose truth lives elsewhere (an actor host's shards, a projection's position) are read when scraped, from
 // the sources that registered themselves here.
 import client from 'prom-client';
+import { BoundCounter, BoundHistogram } from './bound-metrics.ts';
 
 export const metricsRegistry = new client.Registry();
 client.collectDefaultMetrics({ register: metricsRegistry });
@@ -69,19 +72,19 @@ function hostGauge(name: string, help: string, value: (h: ActorHostSource) => nu
 
 export const metrics = {
   // ----- the gateway -----
-  requests: new client.Counter({
-    name: 'assay_requests_total',
-    help: 'Agent API requests answered, by operation, face (rest, mcp) and HTTP status.',
-    labelNames: ['operation', 'face', 'status'],
-    registers: [metricsRegistry],
-  }),
-  requestSeconds: new client.Histogram({
-    name: 'assay_request_duration_seconds',
-    help: 'Time from a request read to its answer decided, by operation and face.',
-    labelNames: ['operation', 'face'],
-    buckets: latencyBuckets,
-    registers: [metricsRegistry],
-  }),
+  requests: new BoundCounter(
+    'assay_requests_total',
+    'Agent API requests answered, by operation, face (rest, mcp) and HTTP status.',
+    ['operation', 'face', 'status'],
+    metricsRegistry,
+  ),
+  requestSeconds: new BoundHistogram(
+    'assay_request_duration_seconds',
+    'Time from a request read to its answer decided, by operation and face.',
+    ['operation', 'face'],
+    latencyBuckets,
+    metricsRegistry,
+  ),
   requestsInFlight: new client.Gauge({
     name: 'assay_requests_in_flight',
     help: 'Requests admitted and not yet answered, in this process.',
@@ -92,13 +95,13 @@ export const metrics = {
     help: 'Requests refused at admission (503): the gateway had as many in flight as it admits, or was stopping.',
     registers: [metricsRegistry],
   }),
-  natsRequestSeconds: new client.Histogram({
-    name: 'assay_nats_request_duration_seconds',
-    help: 'NATS request/reply round trips made by the gateway, by subject family (actor kind or service).',
-    labelNames: ['family', 'outcome'],
-    buckets: latencyBuckets,
-    registers: [metricsRegistry],
-  }),
+  natsRequestSeconds: new BoundHistogram(
+    'assay_nats_request_duration_seconds',
+    'NATS request/reply round trips made by the gateway, by subject family (actor kind or service).',
+    ['family', 'outcome'],
+    latencyBuckets,
+    metricsRegistry,
+  ),
   // ----- actor hosts -----
   shardsOwned: hostGauge('assay_actor_shards_owned', 'Shards whose lease this process holds, by actor kind.', (h) =>
     h.shardsOwned(),
@@ -117,19 +120,19 @@ export const metrics = {
     (h) => h.oldestSnapshotAgeSeconds(),
     true,
   ),
-  actorCommands: new client.Counter({
-    name: 'assay_actor_commands_total',
-    help: 'Commands actors decided, by kind and outcome (ok, refused, failed).',
-    labelNames: ['kind', 'outcome'],
-    registers: [metricsRegistry],
-  }),
-  actorCommandSeconds: new client.Histogram({
-    name: 'assay_actor_command_duration_seconds',
-    help: 'Time an actor spent on a command, its append included, by kind.',
-    labelNames: ['kind'],
-    buckets: latencyBuckets,
-    registers: [metricsRegistry],
-  }),
+  actorCommands: new BoundCounter(
+    'assay_actor_commands_total',
+    'Commands actors decided, by kind and outcome (ok, refused, failed).',
+    ['kind', 'outcome'],
+    metricsRegistry,
+  ),
+  actorCommandSeconds: new BoundHistogram(
+    'assay_actor_command_duration_seconds',
+    'Time an actor spent on a command, its append included, by kind.',
+    ['kind'],
+    latencyBuckets,
+    metricsRegistry,
+  ),
   leaseTakeovers: new client.Counter({
     name: 'assay_lease_takeovers_total',
     help: 'Shard leases this process took over after their holder stopped renewing them (a dead host), by kind.',
@@ -166,12 +169,13 @@ export const metrics = {
       }
     },
   }),
-  settlementLagSeconds: new client.Histogram({
-    name: 'assay_settlement_lag_seconds',
-    help: 'Time from an order held to its settlement (release or refund) recorded.',
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 120, 600, 3600],
-    registers: [metricsRegistry],
-  }),
+  settlementLagSeconds: new BoundHistogram(
+    'assay_settlement_lag_seconds',
+    'Time from an order held to its settlement (release or refund) recorded.',
+    [],
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 120, 600, 3600],
+    metricsRegistry,
+  ),
   // ----- money and delivery, read when scraped -----
   escrowCents: new client.Gauge({
     name: 'assay_escrow_cents',
@@ -212,42 +216,19 @@ export async function metricsText(): Promise<string> {
 
 export const metricsContentType = metricsRegistry.contentType;
 
-/**
- * A metric's child for one set of label values, kept: prom-client hashes a label object on every call, and the hot
- * path (every request, every actor command) should pay a map lookup instead. Only for counters and histograms,
- * whose children are never reset.
- */
-function childrenOf<C>(make: (...values: string[]) => C): (...values: string[]) => C {
-  const children = new Map<string, C>();
-  return (...values) => {
-    const key = values.join('\u0000');
-    let child = children.get(key);
-    if (child === undefined) {
-      child = make(...values);
-      children.set(key, child);
-    }
-    return child;
-  };
-}
-const requestCount = childrenOf((operation, face, status) => metrics.requests.labels(operation!, face!, status!));
-const requestTime = childrenOf((operation, face) => metrics.requestSeconds.labels(operation!, face!));
-const natsTime = childrenOf((family, outcome) => metrics.natsRequestSeconds.labels(family!, outcome!));
-const commandCount = childrenOf((kind, outcome) => metrics.actorCommands.labels(kind!, outcome!));
-const commandTime = childrenOf((kind) => metrics.actorCommandSeconds.labels(kind!));
-
 /** Count one answered agent request (operation ids and the spec's statuses are closed sets: bounded labels). */
 export function countRequest(operation: string, face: 'rest' | 'mcp', status: number, startedMs: number): void {
-  requestCount(operation, face, String(status)).inc();
-  requestTime(operation, face).observe((performance.now() - startedMs) / 1000);
+  metrics.requests.labels(operation, face, String(status)).inc();
+  metrics.requestSeconds.labels(operation, face).observe((performance.now() - startedMs) / 1000);
 }
 
 /** One NATS round trip of the gateway's, by subject family and outcome (ok, timeout, no_responders, ...). */
 export function timeNatsRequest(family: string, outcome: string, startedMs: number): void {
-  natsTime(family, outcome).observe((performance.now() - startedMs) / 1000);
+  metrics.natsRequestSeconds.labels(family, outcome).observe((performance.now() - startedMs) / 1000);
 }
 
 /** One command an actor decided: its outcome (ok, refused, failed) and time. */
 export function countActorCommand(kind: string, outcome: string, startedMs: number): void {
-  commandCount(kind, outcome).inc();
-  commandTime(kind).observe((performance.now() - startedMs) / 1000);
+  metrics.actorCommands.labels(kind, outcome).inc();
+  metrics.actorCommandSeconds.labels(kind).observe((performance.now() - startedMs) / 1000);
 }

@@ -980,6 +980,11 @@ export const requirements = {
     behaviour:
       'The exposition passes promtool check metrics, every family is documented, and the series do not grow after 1,000 agents buy.',
   },
+  'OPS-METRICS-BOUND': {
+    source: 'docs/operations.md: What metrics cost',
+    behaviour:
+      "The request path's counters and histograms, counted without hashing labels, expose exactly the text prom-client's own expose for the same observations.",
+  },
   'OPS-STATUS': {
     source: 'docs/operations.md: Status',
     behaviour:
