@@ -57,7 +57,15 @@ async function main(argv: string[]): Promise<number> {
   const [
     { ensureActiveKey, eventsOf, principalFactsOf, randomIds, rotateKey, signAgentToken, systemClock },
     { loadConfig, names: namesOf },
-    { healthAlerts, listingProjection, openHealthBucket, parkedFacts, rebuildProjection },
+    {
+      ensurePrincipal,
+      healthAlerts,
+      listingProjection,
+      openHealthBucket,
+      parkedFacts,
+      rebuildProjection,
+      subjectSandbox,
+    },
     { errataCommand },
     { judgeCommand },
     { payoutsCommand },
@@ -131,6 +139,17 @@ async function main(argv: string[]): Promise<number> {
       });
       if (!values.principal || !values.agent) throw new StartupError('mint-token needs --principal and --agent');
       const sql = await openDatabase(config);
+      // A principal stands on one side of the sandbox line: a token of the other side would spend its credits and
+      // read its orders across the line. A principal not known yet is recorded on the token's side.
+      const sandbox = !values.live;
+      const side = await subjectSandbox(sql, 'principal', values.principal);
+      if (side !== null && side !== sandbox) {
+        await sql.end();
+        throw new StartupError(
+          `principal ${values.principal} is on the ${side ? 'sandbox' : 'live'} side of the sandbox line: ${side ? 'leave out --live' : 'add --live'}`,
+        );
+      }
+      if (side === null) await ensurePrincipal(sql, values.principal, sandbox, systemClock.nowIso());
       const key = await ensureActiveKey(sql, 'token', systemClock);
       const { token } = await signAgentToken(
         key,

@@ -1000,6 +1000,21 @@ export const requirements = {
     behaviour:
       "A purchase's gateway, actor, JetStream and PostgreSQL spans reach an OTLP/HTTP receiver under one trace id with the right parents, and log lines inside a span carry its trace id.",
   },
+  'HARDEN-AUTHZ-SCOPE': {
+    source: 'docs/architecture.md: Authorization',
+    behaviour:
+      'For every route the served OpenAPI documents give a scope, tokens of every scope set get 403 forbidden exactly when the scope the document requires is missing, and otherwise a documented status (a mutating agent call reaching validation, which changes nothing).',
+  },
+  'HARDEN-AUTHZ-SANDBOX-LINE': {
+    source: 'docs/architecture.md: Authorization',
+    behaviour:
+      "Tokens of each side against every resource kind of the other side get 404 not_found on the agent routes and 401 on the account faces, no list or search of one side names the other side's ids, mint-token refuses a token of the other side of a principal's, and nothing changes.",
+  },
+  'HARDEN-AUTHZ-OWNERSHIP': {
+    source: 'docs/architecture.md: Authorization',
+    behaviour:
+      "On every route that takes an id, another principal gets 404 for the owner's private resources and for every change, reads what anyone on its side may read, the owner reads its own, and nothing changes.",
+  },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 
 export type RequirementId = keyof typeof requirements;

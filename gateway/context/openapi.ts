@@ -144,7 +144,12 @@ function operation(route: ContextRoute, form: (typeof forms)[ContextBase]) {
   return {
     summary: route.summary,
     operationId: `${route.method.toLowerCase()}${route.path.replace(/\{id\}/g, 'ById').replace(/[/-](\w)/g, (_, c: string) => c.toUpperCase())}`,
-    ...(route.by === 'session' ? { security: [{ session: [] }] } : {}),
+    // The document's default lets read:context in; a write needs write:context (or a key or session), as served.
+    ...(route.by === 'session'
+      ? { security: [{ session: [] }] }
+      : route.write
+        ? { security: [{ apiKey: [] }, { oauth: ['write:context'] }, { session: [] }] }
+        : {}),
     ...(route.write ? { 'x-scope': 'write:context' } : { 'x-scope': 'read:context' }),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body
