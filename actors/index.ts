@@ -51,3 +51,4 @@ export { changesBetween, type SyncDeps, syncService } from './sync/service.ts';
 export { paymentsService } from './payments/service.ts';
 export { runPayoutSchedule } from './payments/payouts.ts';
 export { processorOf } from './payments/processor.ts';
+export { type AuditReport, runAudit, type Violation, type ViolationKind } from './audit/audit.ts';

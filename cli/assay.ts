@@ -1,8 +1,9 @@
 #!/usr/bin/env -S node --max-semi-space-size=32 --import tsx
 // The `assay` command. Server roles: `serve` (all roles in one process), `gateway`, `actors`, `workers`.
-// Operator commands: `rebuild-projections`, `mint-token`, `rotate-key`, `errata`, `plan`, `payouts`, `status`.
+// Operator commands: `rebuild-projections`, `mint-token`, `rotate-key`, `errata`, `plan`, `payouts`, `status`,
+// `audit`.
 import { parseArgs } from 'node:util';
-import { clientModule, serverModules } from './lazy.ts';
+import { auditModule, clientModule, serverModules } from './lazy.ts';
 import type { Role } from './roles.ts';
 
 const usage = `usage: assay <command>
@@ -30,6 +31,10 @@ operator commands:
   plan show <principal> put a principal on a plan (its agent-route rate limits and daily quotas), or show its plan
   status [--json]       the deployment as it runs: processes alive and the shards and jobs each holds, leases
                         about to lapse, streams (replicas, leader), projection and verifier lag
+  audit [--json] [--wait-seconds <n>]
+                        replay the LEDGER and LISTINGS streams and check every money and state invariant
+                        against the PostgreSQL projections, without stopping the service; lists each
+                        violation and exits 2 if there is any (docs/operations.md, Audit)
   payouts run [<principal>]
                         transfer released, unpaid live accruals to enabled sellers (or one) through the
                         payment processor; prints a summary of the run (exit 2 if a seller failed)
@@ -197,6 +202,8 @@ async function main(argv: string[]): Promise<number> {
       return payoutsCommand(config, rest);
     case 'status':
       return statusCommand(config, rest);
+    case 'audit':
+      return (await auditModule()).auditCommand(config, rest);
     default:
       console.error(usage);
 

@@ -4,6 +4,9 @@
 // tsx cannot transform an import() in a file that starts with a shebang line.
 export const clientModule = () => import('./sync/commands.ts');
 
+/** `assay audit`, loaded only when asked for. */
+export const auditModule = () => import('./audit.ts');
+
 export const serverModules = () =>
   Promise.all([
     import('../actors/index.ts'),

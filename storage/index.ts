@@ -195,3 +195,16 @@ export {
 } from './billing.ts';
 export { exportPage } from './account-export.ts';
 export { addToEscrowTotals, escrowTotals, pendingDeliveries } from './metrics-readings.ts';
+export {
+  type AuditEventRow,
+  type AuditLedgerEntryRow,
+  type AuditListingRow,
+  type AuditOrderRow,
+  type AuditPayoutRow,
+  type AuditSnapshot,
+  type AuditTransferRow,
+  checkpointsNow,
+  replayStream,
+  streamLastSeq,
+  withAuditSnapshot,
+} from './audit.ts';

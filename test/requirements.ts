@@ -1000,6 +1000,25 @@ export const requirements = {
     behaviour:
       "A purchase's gateway, actor, JetStream and PostgreSQL spans reach an OTLP/HTTP receiver under one trace id with the right parents, and log lines inside a span carry its trace id.",
   },
+  'HARDEN-AUDIT': {
+    source: 'docs/operations.md: Audit',
+    behaviour:
+      'After top-ups and released and refunded purchases assay audit exits 0 with the totals; a balance, an order state or an accrual changed in PostgreSQL is reported as exactly that row with what differs, and the exit is 2.',
+  },
+  'HARDEN-AUDIT-RUNNING': {
+    source: 'docs/operations.md: Audit',
+    behaviour:
+      'The audit is clean while purchases and settlements are appended during it: it audits up to the sequence it fixed at its start.',
+  },
+  'HARDEN-AUDIT-DUPLICATE': {
+    source: 'docs/operations.md: Audit',
+    behaviour: 'A fact appended with the id of an earlier one is reported as a duplicated fact id and event id.',
+  },
+  'HARDEN-AUDIT-LIVE': {
+    source: 'docs/operations.md: Audit',
+    behaviour:
+      'After live top-ups and payout runs through a crash, the audit finds each transfer the sum of its accruals, paid once, and every row matching its fact.',
+  },
   'HARDEN-AUTHZ-SCOPE': {
     source: 'docs/architecture.md: Authorization',
     behaviour:

@@ -4,12 +4,13 @@
 // up (their backlog at the end of the run), the JetStream append ceiling measured in the same run, and the ratio to
 // the peers measured on this machine.
 //   npm run bench:purchases -- [--seconds 20] [--connections 64] [--agents 1000] [--artifacts 5000] [--modes serve,split]
-//                              [--baseline <git revision>] [--metrics on|off|on,off|on,off,off,on]
+//                              [--baseline <git revision>] [--metrics on|off|on,off|on,off,off,on] [--audit]
 // --metrics: every process's /metrics listener on (scraped each second during the run, as a 1 s Prometheus
 // would) or off; `on,off` measures both in one run and prints what metrics cost; a setting listed twice is measured twice.
+// --audit: after the drain, run `assay audit` on the run's namespace (the service still running) and print its time.
 // With --baseline, each mode is measured on that revision's code too (a temporary worktree), right before this
 // tree's, with the same agents, listings and load: a change's effect in one sitting, both printed.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +45,7 @@ const { values } = parseArgs({
     peers: { type: 'string', default: 'transaction,plpgsql' },
     baseline: { type: 'string' },
     metrics: { type: 'string', default: 'on' },
+    audit: { type: 'boolean', default: false },
   },
 });
 const seconds = Number(values.seconds);
@@ -188,6 +190,8 @@ async function runMode(
       SELECT count(*) FILTER (WHERE state = 'released')::int released, count(*) FILTER (WHERE state = 'auto_refunded')::int refunded
       FROM orders WHERE created_at >= ${startedAt}`;
     const rss = procs.map(({ role, p }) => `${role} ${peakRssMiB(p.child.pid!)} MiB`).join(', ');
+    // `assay audit` on the run's namespace, the service still running (this tree's code only: a baseline has none).
+    const audited = values.audit && code === here ? await auditRun(env) : null;
     const label = `${mode === 'serve' ? 'one process (assay serve)' : 'split (gateway, actors, workers)'}, ${code.name}, metrics ${metricsOn ? 'on' : 'off'}`;
     console.log(
       `${label.padEnd(50)} ${Math.round(result.perSecond)}/s   p50 ${result.p50Ms.toFixed(1)} ms   p90 ${result.p90Ms.toFixed(1)} ms   p99 ${result.p99Ms.toFixed(1)} ms   non-2xx ${result.non2xx}   socket errors ${result.socketErrors}`,
@@ -199,6 +203,7 @@ async function runMode(
       `  backlog at the end of the run: ${held!.n} orders unsettled, ${projectionBacklog} facts unprojected (every 2 s, facts appended per second/orders held/facts unprojected: ${samples.join(' ')}); drained in ${(drainMs / 1000).toFixed(1)} s`,
     );
     console.log(`  peak RSS: ${rss}`);
+    if (audited) console.log(`  ${audited}`);
     console.log(
       `  machine speed just before the run: ${speed.toFixed(0)} ops/ms on a fixed one-core loop (compare runs by it: the VM's speed drifts)`,
     );
@@ -233,6 +238,34 @@ async function runMode(
     await nc.drain();
     await dropEnv(env).catch(() => {});
   }
+}
+
+/**
+ * Run `assay audit --json` against the run's environment: its time, what it read, its peak RSS (/usr/bin/time).
+ * Asynchronously: a blocked event loop lets the servers close the keep-alive sockets the scrapes reuse.
+ */
+async function auditRun(env: Record<string, string>): Promise<string> {
+  const started = performance.now();
+  const args = ['-f', 'peak-rss-kib %M', process.execPath, '--max-semi-space-size=32', '--import', 'tsx'];
+  const run = await new Promise<{ status: number; stdout: string; stderr: string }>((resolve) =>
+    execFile(
+      '/usr/bin/time',
+      [...args, 'cli/assay.ts', 'audit', '--json'],
+      { cwd: here.root, env: { ...process.env, ...env }, maxBuffer: 1 << 28 },
+      (err, stdout, stderr) =>
+        resolve({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    ),
+  );
+  const wallS = (performance.now() - started) / 1000;
+  // Exit 2 (violations) still prints the report.
+  if (!run.stdout) return `assay audit failed (exit ${run.status}): ${run.stderr.slice(-2000)}`;
+  const r = JSON.parse(run.stdout);
+  const rssKiB = /peak-rss-kib (\d+)/.exec(run.stderr)?.[1];
+  const rows = Object.values(r.rowsChecked as Record<string, number>).reduce((a, b) => a + b, 0);
+  const first = r.violations
+    .slice(0, 5)
+    .map((v: { kind: string; subject: string; message: string }) => `\n    ${v.kind} ${v.subject}: ${v.message}`);
+  return `assay audit after the drain: ${r.orders.total} orders, ${r.streams[0].factsRead} LEDGER facts, ${r.events.rowsChecked} events and ${rows} rows in all checked in ${(r.tookMs / 1000).toFixed(1)} s (${wallS.toFixed(1)} s with the command's start${rssKiB ? `, peak RSS ${Math.round(Number(rssKiB) / 1024)} MiB` : ''}); ${r.violationCount} violation(s)${first.join('')}`;
 }
 
 /** CPU seconds the processes in `after` spent since `before`, the benchmark's own left out. */

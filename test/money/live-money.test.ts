@@ -453,3 +453,14 @@ test("[MONEY-EXPORT] the account export holds the person's data and nobody else'
   assert.equal(anonymous.status, 401);
   assert.equal(((await anonymous.json()) as any).code, 'unauthorized');
 });
+
+test('[HARDEN-AUDIT-LIVE] after live top-ups, refusals and payout runs through a crash, assay audit finds each transfer the sum of its accruals, paid once, and every row matching its fact', async () => {
+  const r = await runCli(sys, ['audit', '--json']);
+  const report = JSON.parse(r.stdout);
+  assert.equal(r.code, 0, JSON.stringify(report.violations ?? r.stderr));
+  const transferred = processor.transfers.reduce((sum, t) => sum + Number(t.amount), 0);
+  assert.ok(transferred > 0, 'the tests before this one paid sellers');
+  assert.equal(report.money.live.paidCents, transferred);
+  assert.ok(report.money.live.accruedCents >= transferred);
+  assert.equal(report.rowsChecked.payout_transfers, processor.transfers.length);
+});

@@ -3,7 +3,7 @@
 // the middle of the load: every agent has bought before it, purchases are in flight on the killed host's shards
 // when it dies, the survivor takes over every shard, and every agent the killed host served buys again through the
 // survivor. At quiescence every principal's credits in equal available + held + spent, released equals payouts
-// accrued, every order answered 201 exists exactly once, and no event appears twice.
+// accrued, every order answered 201 exists exactly once, and no event appears twice; `assay audit` agrees.
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 
@@ -20,6 +20,7 @@ import {
   eventually,
   ledgerFacts,
   projectedLedger,
+  runCli,
   startSystem,
   type TestSystem,
 } from '../support/system.ts';
@@ -305,6 +306,14 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
     assert.ok(want.size > 0, `agent ${agent.principalId} bought something`);
     assert.deepEqual(byOrder, want, `the events of ${agent.principalId}'s orders`);
   }
+  // And the operator's audit (docs/operations.md, Audit) finds every invariant kept, every row matching its fact.
+  const audited = await runCli(sys, ['audit', '--json']);
+  const report = JSON.parse(audited.stdout);
+  assert.equal(audited.code, 0, JSON.stringify(report.violations ?? audited.stderr));
+  assert.equal(report.orders.total, answered.size);
+  assert.equal(report.orders.held, 0);
+  assert.equal(report.money.sandbox.releasedCents, released.total);
+  assert.equal(report.money.sandbox.accruedCents, released.total);
   console.log(
     `conservation run: ${accepted.size} orders; ${victimAgents.size} agents on the killed host, ` +
       `${inFlightOnVictim} of them in flight at the kill; takeover observed after ${takeoverMs} ms; ` +
