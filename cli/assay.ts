@@ -162,7 +162,7 @@ async function main(argv: string[]): Promise<number> {
           principalId: values.principal,
           agentId: values.agent,
           scopes: values.scopes.split(' ').filter(Boolean),
-          sandbox: !values.live,
+          sandbox,
           issuer: config.baseUrl,
           ttlSeconds: Number(values.ttl),
           jti: randomIds.uuid(),
