@@ -19,6 +19,8 @@ operator commands:
                         settlements, the idempotency index, subscriptions, the events store, listings) and
                         rebuild them by
                         replaying the streams; parked facts are tried again
+  migrate               create the database if it is missing and apply the migrations not applied yet, then
+                        exit (every gateway and worker also does at start; docs/deploy.md, Upgrades)
   parked-facts          list the facts a projection could not write and set aside, with their errors
   mint-token --principal <uuid> --agent <uuid> [--scopes "a b"] [--live] [--ttl <seconds>]
                         sign an agent token with the service's key (operator use and tests)
@@ -119,6 +121,13 @@ async function main(argv: string[]): Promise<number> {
       console.log(`listings rebuilt up to LISTINGS sequence ${listings}`);
       await nc.drain();
       await sql.end();
+      return 0;
+    }
+    case 'migrate': {
+      // The upgrade step (docs/deploy.md, Upgrades): once, before the new version's processes start.
+      const sql = await openDatabase(config);
+      await sql.end();
+      console.log('the database has every migration');
       return 0;
     }
     case 'parked-facts': {

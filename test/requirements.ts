@@ -1000,6 +1000,35 @@ export const requirements = {
     behaviour:
       "A purchase's gateway, actor, JetStream and PostgreSQL spans reach an OTLP/HTTP receiver under one trace id with the right parents, and log lines inside a span carry its trace id.",
   },
+  'DEPLOY-COMPOSE': {
+    source: 'docs/deploy.md: Docker Compose',
+    behaviour:
+      'deploy/compose.yaml runs 3 clustered JetStream NATS nodes with volumes, PostgreSQL with a volume, 2 gateways behind the only published 8080, 3 actor hosts and workers, each with a health check, real CLI roles, known and valid configuration and R3.',
+  },
+  'DEPLOY-K8S': {
+    source: 'docs/deploy.md: Kubernetes',
+    behaviour:
+      'deploy/k8s runs NATS as a 3-node JetStream StatefulSet with volume claims, and gateways, actor hosts and workers as Deployments with probes on real paths and ports, resources, a termination grace above ASSAY_SHUTDOWN_GRACE_MS and PodDisruptionBudgets selecting their pods.',
+  },
+  'DEPLOY-BALANCER': {
+    source: 'docs/deploy.md: The load balancer',
+    behaviour:
+      "The compose balancer's configuration names both gateways on their ports with health checks on /healthz, and HAProxy accepts it (haproxy -c).",
+  },
+  'DEPLOY-MIGRATE': {
+    source: 'docs/deploy.md: Upgrades',
+    behaviour:
+      'assay migrate, the upgrade step of compose and the Kubernetes Job, creates the database and applies every migration once; run again, it changes nothing.',
+  },
+  'DEPLOY-IMAGE': {
+    source: 'docs/deploy.md: The image',
+    behaviour: 'The image copies every directory the CLI loads at run time and starts the real CLI.',
+  },
+  'DEPLOY-TEST-SERVERS': {
+    source: 'docs/deploy.md: Test servers',
+    behaviour:
+      'npm test uses the configured NATS and PostgreSQL when they answer, without loading testcontainers; starts pinned containers for those that do not; and fails at once, saying so, when there is no container runtime either.',
+  },
   'HARDEN-AUDIT': {
     source: 'docs/operations.md: Audit',
     behaviour:

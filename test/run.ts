@@ -2,6 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { chooseTestServers } from './support/servers.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const filter = process.argv.slice(2);
@@ -18,6 +19,11 @@ const files = walk(join(root, 'test'))
   .map((f) => relative(root, f))
   .filter((f) => filter.length === 0 || filter.some((x) => f.includes(x)))
   .sort();
+// The configured NATS and PostgreSQL when they answer, else containers (test/support/servers.ts).
+const servers = await chooseTestServers({ log: (line) => console.error(line) }).catch((err: Error) => {
+  console.error(`npm test: ${err.message}`);
+  process.exit(1);
+});
 const result = spawnSync(
   process.execPath,
   [
@@ -30,6 +36,7 @@ const result = spawnSync(
     '--test-reporter=spec',
     ...files,
   ],
-  { cwd: root, stdio: 'inherit' },
+  { cwd: root, stdio: 'inherit', env: { ...process.env, ...servers.env } },
 );
+await servers.stop();
 process.exit(result.status ?? 1);
