@@ -110,6 +110,12 @@ export const configKeys = {
     int(100, 600_000),
     'How long a request body may take to arrive once its headers have; a slower client gets 400 and is disconnected.',
   ),
+  bodyDiscardBytesMax: key(
+    'ASSAY_BODY_DISCARD_BYTES_MAX',
+    16 * 1_048_576,
+    int(0, 2 ** 31),
+    'How much more of a body refused as too large the gateway reads and throws away (within ASSAY_BODY_READ_TIMEOUT_MS) before it answers and closes, so a client still sending reads the answer; a body declared larger is answered at once.',
+  ),
   requestTimeoutMs: key(
     'ASSAY_REQUEST_TIMEOUT_MS',
     5000,

@@ -15,7 +15,7 @@ import {
   transportStatus,
 } from '../contracts/index.ts';
 import { idempotencyKeyLengthMax } from './pipeline.ts';
-import type { WebRoute } from './web/face.ts';
+import type { WebRoute, WebRouteDoc } from './web/face.ts';
 
 /** The Streamable HTTP headers of an MCP request (docs/mcp.md). */
 const mcpHeaders = [
@@ -124,6 +124,19 @@ function operationObject(op: Operation, ops: readonly Operation[]) {
   if (op.dispatch.to === 'mcp' && op.method === 'POST') {
     responses['202'] = { description: 'Accepted: the body held only notifications or responses.' };
   }
+  // Negotiation refusals keep the MCP transport's JSON-RPC form (docs/mcp.md, Error mapping).
+  if (op.dispatch.to === 'mcp' && op.method !== 'DELETE') {
+    const jsonRpcError = {
+      'application/json': { schema: { type: 'object', description: 'A JSON-RPC error, id null.' } },
+    };
+    responses['406'] = {
+      description: 'Accept does not name both application/json and text/event-stream.',
+      content: jsonRpcError,
+    };
+    if (op.method === 'POST') {
+      responses['415'] = { description: 'The Content-Type is not application/json.', content: jsonRpcError };
+    }
+  }
   for (const [status, codes] of [...errorsByStatus].sort((a, b) => a[0] - b[0])) {
     responses[status] = {
       description: `Typed error: ${codes.join(', ')}.`,
@@ -211,6 +224,19 @@ function successResponse(op: Operation) {
 
 /** An OAuth endpoint (or its metadata), as its route documents it. */
 function webRouteObject(route: WebRoute, doc: NonNullable<WebRoute['doc']>) {
+  // A body the HTTP layer cannot read (not UTF-8, too slow, too large) is refused before the endpoint runs.
+  const unread: WebRouteDoc['responses'] = doc.request
+    ? {
+        400: {
+          description: 'invalid_request: the body is not UTF-8 text or did not arrive in time.',
+          media: 'application/json',
+        },
+        413: {
+          description: 'invalid_request: the body is larger than ASSAY_BODY_BYTES_MAX.',
+          media: 'application/json',
+        },
+      }
+    : {};
   return {
     operationId: `oauth ${route.method} ${route.path}`.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) =>
       c ? c.toUpperCase() : '',
@@ -222,7 +248,7 @@ function webRouteObject(route: WebRoute, doc: NonNullable<WebRoute['doc']>) {
       ? { requestBody: { required: true, content: { [doc.request.media]: { schema: doc.request.schema } } } }
       : {}),
     responses: Object.fromEntries(
-      Object.entries(doc.responses).map(([status, r]) => [
+      Object.entries({ ...unread, ...doc.responses }).map(([status, r]) => [
         status,
         { description: r.description, ...(r.media ? { content: { [r.media]: { schema: {} } } } : {}) },
       ]),

@@ -1029,6 +1029,16 @@ export const requirements = {
     behaviour:
       'npm test uses the configured NATS and PostgreSQL when they answer, without loading testcontainers; starts pinned containers for those that do not; and fails at once, saying so, when there is no container runtime either.',
   },
+  'HARDEN-BODY-ANSWER': {
+    source: 'docs/operations.md: Refused bodies',
+    behaviour:
+      'A client still sending a body over a limit (fetch posting 8 MiB, a raw socket dripping a chunked body) reads the documented refusal with Connection: close on agent, MCP, web, context-file and sync routes, not EPIPE or ECONNRESET; a body at the limit is served; nothing changes.',
+  },
+  'HARDEN-BODY-BOUND': {
+    source: 'docs/operations.md: Refused bodies',
+    behaviour:
+      'Discarding a refused body is bounded: a body declared past ASSAY_BODY_DISCARD_BYTES_MAX is answered at once, an endless one is cut off, and the gateway holds no slot and serves normally afterwards.',
+  },
   'HARDEN-AUDIT': {
     source: 'docs/operations.md: Audit',
     behaviour:
@@ -1062,6 +1072,11 @@ export const requirements = {
     source: 'docs/architecture.md: Authorization',
     behaviour:
       "On every route that takes an id, another principal gets 404 for the owner's private resources and for every change, reads what anyone on its side may read, the owner reads its own, and nothing changes.",
+  },
+  'HARDEN-FUZZ': {
+    source: 'docs/operations.md: Generated bad input',
+    behaviour:
+      "Generated bad requests on every route of the served OpenAPI documents get a documented status in the route's error shape, never a 5xx but 503 unavailable, never a hang, no logged failure; afterwards every balance, order, event and stored row is unchanged.",
   },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 

@@ -31,6 +31,8 @@ export interface Reply {
 /** What the exchanges of one listener share. */
 export interface ListenerContext {
   readonly bodyBytesMax: number;
+  /** How many more bytes of a body refused as too large are read and thrown away before its answer. */
+  readonly bodyDiscardBytesMax: number;
   readonly admission: Admission;
   readonly deadlines: BodyDeadlines;
   readonly refusal: (r: TransportRefusal) => Reply;
@@ -81,6 +83,16 @@ export class Exchange implements BodyRead {
   private bodyAsText = false;
   private bodyChunks: Buffer[] | null = null;
   private bodyBytes = 0;
+  /** An onData handler is attached: uWS hands this exchange the rest of the body. */
+  private bodyListened = false;
+  /** The last chunk of the body arrived. */
+  private bodyEnded = false;
+  /**
+   * The answer to a body refused as too large, held while the rest of that body is read and thrown away; written
+   * (and the connection closed) when the body ends, the discard bound or the read timeout is reached.
+   */
+  private lingering: Reply | null = null;
+  private discardBytesLeft = 0;
 
   constructor(
     readonly res: HttpResponse,
@@ -169,7 +181,13 @@ export class Exchange implements BodyRead {
     this.ctx.deadlines.start(this);
     let chain = Promise.resolve();
     const res = this.res;
+    this.bodyListened = true;
     res.onData((chunk, isLast) => {
+      if (isLast) this.bodyEnded = true;
+      if (this.lingering !== null) {
+        this.discard(chunk.byteLength, isLast);
+        return;
+      }
       if (finished) return;
       this.bodyBytes += chunk.byteLength;
       if (this.bodyBytes > bytesMax) {
@@ -196,18 +214,43 @@ export class Exchange implements BodyRead {
 
   /** The body timed out (called by the listener's deadline sweep). */
   readTimedOut(): void {
-    this.refuse({ kind: 'body_timeout', timeoutMs: this.ctx.deadlines.timeoutMs });
+    if (this.lingering !== null) this.endLingering();
+    else this.refuse({ kind: 'body_timeout', timeoutMs: this.ctx.deadlines.timeoutMs });
   }
 
-  /** Answer one of the layer's own refusals, worded by the listener. */
   /** Set by a face whose answers are worded otherwise (the context-file API): its words for refusals here. */
   refusalWords: ((r: TransportRefusal) => Reply) | null = null;
 
-  refuse(r: TransportRefusal): void {
+  /**
+   * Answer one of the layer's own refusals, worded by the listener. `bodyBytesLeft`: for a body too large, how much
+   * of it is still to come when its length was declared (-1: not known).
+   */
+  refuse(r: TransportRefusal, bodyBytesLeft = -1): void {
     const reply = (this.refusalWords ?? this.ctx.refusal)(r);
-    // After a body cut short the rest of it would have to be read first: close instead.
-    const close = r.kind === 'body_too_large' || r.kind === 'body_timeout';
-    this.send(reply.status, reply.headers, reply.contentType, reply.body, close);
+    if (r.kind === 'body_too_large') {
+      this.answerAfterBody(reply, bodyBytesLeft);
+      return;
+    }
+    // A body that stopped arriving will not be read to its end: close.
+    this.send(reply.status, reply.headers, reply.contentType, reply.body, r.kind === 'body_timeout');
+  }
+
+  /**
+   * Refuse a request whose body is not wanted (one declared larger than a route's own limit), in the route callback
+   * before any await: the rest of the body is read and thrown away first, as for a body over the listener's limit.
+   */
+  refuseBody(req: HttpRequest, reply: Reply): void {
+    const declared = req.getHeader('content-length');
+    this.answerAfterBody(reply, declared === '' ? -1 : Number(declared) - this.bodyBytes);
+  }
+
+  /**
+   * Refuse a request whose body `streamBody` is reading and that is no longer wanted (its caller turned out not to
+   * be allowed): the rest is read and thrown away first, as above. Without a body being read, answer and close.
+   */
+  refuseStreamed(reply: Reply): void {
+    if (this.bodyListened) this.answerAfterBody(reply, -1);
+    else this.send(reply.status, reply.headers, reply.contentType, reply.body, true);
   }
 
   /**
@@ -345,17 +388,75 @@ export class Exchange implements BodyRead {
     const bytesMax = this.ctx.bodyBytesMax;
     const declared = req.getHeader('content-length');
     if (declared !== '' && Number(declared) > bytesMax) {
-      this.refuse({ kind: 'body_too_large', bytesMax });
+      this.refuse({ kind: 'body_too_large', bytesMax }, Number(declared));
       done(null);
       return;
     }
     this.onBody = done;
     this.bodyAsText = asText;
     this.ctx.deadlines.start(this);
+    this.bodyListened = true;
     this.res.onData((chunk, isLast) => this.chunk(chunk, isLast));
   }
 
+  /**
+   * Answer `reply` once the rest of the request body has been read and thrown away, then close the connection.
+   * Answering at once and closing would reset a connection whose client is still sending (its unread bytes make the
+   * kernel send RST), and the client would see EPIPE or ECONNRESET instead of the answer. uWS gives no handle on a
+   * connection once its response has ended, so the answer waits for the body's end; uWS has already answered
+   * `Expect: 100-continue` before any route runs, so an earlier answer would not spare such a client the upload
+   * either. Bounded: at most `bodyDiscardBytesMax` more bytes (`bytesLeft` when declared: larger is answered now)
+   * and the read timeout from now; past either the answer is written and the connection closed regardless.
+   */
+  private answerAfterBody(reply: Reply, bytesLeft: number): void {
+    if (this.closed) return;
+    this.watch();
+    const bound = this.ctx.bodyDiscardBytesMax;
+    if (this.bodyEnded || bytesLeft === 0 || bytesLeft > bound || this.head) {
+      this.send(reply.status, reply.headers, reply.contentType, reply.body, true);
+      return;
+    }
+    // The route's reader gets null now; the answer is decided and nothing else may write it.
+    this.finish();
+    this.lingering = reply;
+    this.discardBytesLeft = bound;
+    this.ctx.deadlines.start(this);
+    if (!this.bodyListened) {
+      this.bodyListened = true;
+      this.res.onData((chunk, isLast) => {
+        if (isLast) this.bodyEnded = true;
+        this.discard(chunk.byteLength, isLast);
+      });
+    } else {
+      // streamBody pauses uWS while its sink writes a chunk; the discarding reads on.
+      this.res.resume();
+    }
+  }
+
+  private discard(bytes: number, isLast: boolean): void {
+    if (this.lingering === null) return;
+    this.discardBytesLeft -= bytes;
+    if (isLast || this.discardBytesLeft < 0) this.endLingering();
+  }
+
+  /** Write the held answer and close the connection. */
+  private endLingering(): void {
+    const reply = this.lingering;
+    if (reply === null) return;
+    this.lingering = null;
+    this.ctx.deadlines.stop(this);
+    this.res.cork(() => {
+      this.writeHead(reply.status, reply.headers, reply.contentType);
+      this.res.end(reply.body, true);
+    });
+  }
+
   private chunk(chunk: ArrayBuffer, isLast: boolean): void {
+    if (isLast) this.bodyEnded = true;
+    if (this.lingering !== null) {
+      this.discard(chunk.byteLength, isLast);
+      return;
+    }
     if (this.onBody === null) return;
     this.bodyBytes += chunk.byteLength;
     if (this.bodyBytes > this.ctx.bodyBytesMax) {
@@ -408,6 +509,12 @@ export class Exchange implements BodyRead {
   }
 
   private aborted(): void {
+    if (this.lingering !== null) {
+      // The client went away while its refused body was being thrown away: nobody to answer.
+      this.lingering = null;
+      this.ctx.deadlines.stop(this);
+      return;
+    }
     if (this.closed) return;
     this.finish();
     this.drainWaiter?.();

@@ -23,6 +23,8 @@ export interface ListenerOptions {
   port: number;
   bodyBytesMax: number;
   bodyReadTimeoutMs: number;
+  /** How much more of a body refused as too large is read and thrown away before the answer (Exchange). */
+  bodyDiscardBytesMax: number;
   /** The in-flight limit; listeners of one process may share it. */
   admission: Admission;
   /** The layer's refusals in this face's error shape. */
@@ -40,6 +42,7 @@ export class HttpListener {
   constructor(private readonly o: ListenerOptions) {
     this.ctx = {
       bodyBytesMax: o.bodyBytesMax,
+      bodyDiscardBytesMax: o.bodyDiscardBytesMax,
       admission: o.admission,
       deadlines: new BodyDeadlines(o.bodyReadTimeoutMs),
       refusal: o.refusal,

@@ -94,7 +94,7 @@ export class SyncFace {
     const r = {
       name,
       method,
-      digest: name === 'blob' ? decodeURIComponent(rest.slice('blobs/'.length)) : '',
+      digest: name === 'blob' ? decodedSegment(rest.slice('blobs/'.length)) : '',
       query: new URLSearchParams(req.getQuery() ?? ''),
       token: bearerToken(req.getHeader('authorization')),
       authorization: req.getHeader('authorization'),
@@ -259,6 +259,20 @@ export class SyncFace {
     );
   }
 
+  /** Refuse before reading the body: the rest of it is read and thrown away first, so the client reads the answer. */
+  private refuseBody(x: Exchange, req: HttpRequest, a: Answer): void {
+    x.refuseBody(req, this.reply(x, a));
+  }
+
+  private reply(x: Exchange, a: Answer): Reply {
+    return {
+      status: a.status,
+      headers: { 'cache-control': 'no-store', ...this.rateHeaders.get(x), ...a.headers },
+      contentType: 'application/json',
+      body: JSON.stringify(a.body),
+    };
+  }
+
   /**
    * PUT a blob: the body streams into a temporary file while it is hashed; it is kept under its digest only when
    * the hashes match and the owner's quota has room. A blob the owner holds already is read and thrown away.
@@ -273,12 +287,16 @@ export class SyncFace {
   ): void {
     const bytesMax = this.d.config.syncBlobBytesMax;
     if (!/^\d{1,16}$/.test(contentLength)) {
-      this.send(x, fail('invalid_request', 'send the blob with a Content-Length (or chunked, with X-Blob-Size)'), true);
+      this.refuseBody(
+        x,
+        req,
+        fail('invalid_request', 'send the blob with a Content-Length (or chunked, with X-Blob-Size)'),
+      );
       return;
     }
     const size = Number(contentLength);
     if (size > bytesMax) {
-      this.send(x, fail('blob_too_large', `blobs are at most ${bytesMax} bytes`, { bytes_max: bytesMax }), true);
+      this.refuseBody(x, req, fail('blob_too_large', `blobs are at most ${bytesMax} bytes`, { bytes_max: bytesMax }));
       return;
     }
     // What to do with the bytes, decided once the caller is known: refuse, throw away, or store.
@@ -291,8 +309,8 @@ export class SyncFace {
       },
     );
     const refuseEarly = plan.then((p) => {
-      // The rest of the body is never read: the connection closes after the answer.
-      if ('answer' in p) this.send(x, p.answer, true);
+      // The rest of the body is read and thrown away, then the answer, and the connection closes.
+      if ('answer' in p) x.refuseStreamed(this.reply(x, p.answer));
       return p;
     });
     const complete = async (ok: boolean, err?: unknown) => {
@@ -468,6 +486,19 @@ class RefusedEarly extends Error {}
 
 /** Sync spends from the principal's bucket alone (agentId `*`, as the context-file API): it has no agents. */
 const rateCaller = (principalId: string): Caller => ({ principalId, agentId: '*', scopes: [], sandbox: false });
+
+/**
+ * A path segment percent-decoded; a malformed escape stays as sent (it cannot match the digest pattern, so the
+ * request gets invalid_request). decodeURIComponent throws on one, and a throw here would abort the process: uWS
+ * ends it when a handler returns without answering.
+ */
+function decodedSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
 
 /** The I/O layer's refusals in the sync routes' words. */
 export function syncTransportRefusal(r: TransportRefusal): Reply {

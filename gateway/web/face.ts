@@ -6,7 +6,7 @@ import type { HttpRequest } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { BusReply, Config, Names, OAuthBody, OAuthMessage, OAuthReply } from '../../contracts/index.ts';
 import type { GatewayBus } from '../bus.ts';
-import type { Exchange } from '../http/exchange.ts';
+import type { Exchange, Reply, TransportRefusal } from '../http/exchange.ts';
 import type { Pipeline } from '../pipeline.ts';
 import { compileRouter } from '../router.ts';
 import { type WebResponse, parseCookies, type WebRequest } from './http.ts';
@@ -158,6 +158,8 @@ export class WebFace {
       body: null,
       requestId: x.requestId,
     };
+    // The protocol endpoints' documents promise RFC 6749 error bodies, for a body the layer refused too.
+    if (route.doc) x.refusalWords = oauthTransportRefusal;
     if (!x.admit()) return;
     if (route.body === 'none') {
       void this.run(x, route, request);
@@ -204,6 +206,24 @@ export class WebFace {
       x.abortStream();
     }
   }
+}
+
+/** The HTTP layer's refusals on the OAuth endpoints, as RFC 6749 5.2 error bodies. */
+export function oauthTransportRefusal(r: TransportRefusal): Reply {
+  const [status, error, description] =
+    r.kind === 'at_capacity'
+      ? [503, 'temporarily_unavailable', 'this gateway is at capacity or shutting down; retry']
+      : r.kind === 'body_too_large'
+        ? [413, 'invalid_request', `the request body is larger than ${r.bytesMax} bytes`]
+        : r.kind === 'body_timeout'
+          ? [400, 'invalid_request', `the request body did not arrive within ${r.timeoutMs} ms`]
+          : [400, 'invalid_request', 'the request body is not UTF-8 text'];
+  return {
+    status,
+    headers: { 'cache-control': 'no-store', ...(r.kind === 'at_capacity' ? { 'retry-after': '1' } : {}) },
+    contentType: 'application/json',
+    body: JSON.stringify({ error, error_description: description }),
+  };
 }
 
 /** The web face's route table: the OAuth server's endpoints, then the pages. */
