@@ -492,12 +492,23 @@ export function rankedStatement(
         WHERE sandbox = ${sandbox} AND live_listing_count > 0 AND ${cond} ${filters} ${keyset}),
       b${t.i} AS MATERIALIZED (
         SELECT * FROM m${t.i} ORDER BY search_rank DESC, catalog_seq DESC LIMIT ${n}),`
-          : `b${t.i} AS MATERIALIZED (
+          : // A walked tier whose walk found nothing is rare whatever its estimate said (a misspelt word the
+            // statistics cannot tell from a common one): collect its matches unordered, as above. One whose walk
+            // found some, but not a page, goes on in rank order, which stops at a page.
+            `m${t.i} AS MATERIALIZED (
         SELECT ${t.i} AS tier, ${columns}
         FROM artifacts
-        WHERE sandbox = ${sandbox} AND live_listing_count > 0 AND ${cond} ${filters} ${keyset}
-        ORDER BY search_rank DESC, catalog_seq DESC
-        LIMIT ${n}),`
+        WHERE sandbox = ${sandbox} AND live_listing_count > 0 AND ${cond} ${filters} ${keyset}),
+      b${t.i} AS MATERIALIZED (
+        (SELECT * FROM m${t.i} WHERE (SELECT count(*) FROM w${t.i}) = 0
+         ORDER BY search_rank DESC, catalog_seq DESC LIMIT ${n})
+        UNION ALL
+        (SELECT ${t.i} AS tier, ${columns}
+         FROM artifacts
+         WHERE (SELECT count(*) FROM w${t.i}) > 0
+           AND sandbox = ${sandbox} AND live_listing_count > 0 AND ${cond} ${filters} ${keyset}
+         ORDER BY search_rank DESC, catalog_seq DESC
+         LIMIT ${n})),`
       }
       r${t.i} AS MATERIALIZED (
         SELECT * FROM w${t.i} WHERE CASE WHEN ${gate} THEN (SELECT count(*) FROM w${t.i}) >= ${n} ELSE false END

@@ -268,7 +268,11 @@ try {
         call(baseUrl, 'GET', path, { token: tokens[0]! }),
         call(peer.url, 'GET', path, { token: tokens[0]! }),
       ]);
-      const titles = (r: any) => (r.body.items ?? []).map((i: any) => i.artifact.manifest.title);
+      // A refusal shows as its status and code (a first uncached page can time out on a cold cache), not as no match.
+      const titles = (r: any) =>
+        r.status === 200
+          ? (r.body.items ?? []).map((i: any) => i.artifact.manifest.title)
+          : [`(answered ${r.status} ${r.body?.code ?? ''})`];
       const same = JSON.stringify(titles(a)) === JSON.stringify(titles(b));
       console.log(
         `ranking "${topic}": ${titles(a).join(' | ') || '(nothing)'}${same ? '' : `   PEER DIFFERS: ${titles(b).join(' | ')}`}`,

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { trustDecay } from '../../actors/catalog/trust.ts';
-import { refreshSearchRanks } from '../../storage/index.ts';
+import { rankedArtifacts, refreshSearchRanks, topicQueries, topicWords } from '../../storage/index.ts';
 import { artifactContent, publish, registerSeller, reportDigestOf } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { connectMcp, outcome } from '../support/mcp.ts';
@@ -125,6 +125,33 @@ describe('ranking', () => {
     assert.equal(got.at(-1), misspelt, 'the typo match is last');
     assert.equal(got.length, 3, 'the two quorum handbooks, then the typo match');
     assert.deepEqual(ids((await search('topic=replicaton')).items)[0], misspelt, 'its own spelling is exact');
+  });
+
+  test('[CAT-SEARCH-RANK] a walk cut off after two rows gives the page a whole walk gives, whether it found some matches or none', async () => {
+    // The statement walks each tier in rank order up to a cut-off; a tier the walk left short is finished another
+    // way: in rank order when the walk found some matches, by its index and a sort when it found none (a word the
+    // statistics took for common, such as a misspelling). Every way must give the same page.
+    await listed('walk-a', { title: 'Vacuum tuning notes', description: 'Autovacuum thresholds.', good: true });
+    await listed('walk-b', { title: 'Index bloat', description: 'Vacuum and reindexing.', good: false });
+    for (const topic of [
+      'vacuum',
+      'postgress poolng',
+      'replication',
+      'vacuum bloat',
+      'bloat',
+      'nothing matches this',
+    ]) {
+      const q = topicQueries(await topicWords(sys.sql, topic));
+      if (q === null) continue;
+      const page = async (walkRowsMax: number, lookUp = { exact: false, typos: false }) =>
+        (await rankedArtifacts(sys.sql, { sandbox: true, limit: 51 }, q, null, walkRowsMax, lookUp)).map(
+          (r) => `${r.tier}:${r.catalog_seq}`,
+        );
+      const whole = await page(1_000_000);
+      if (topic !== 'nothing matches this') assert.ok(whole.length > 0, `"${topic}" matches something`);
+      assert.deepEqual(await page(2), whole, `"${topic}": a walk of two rows`);
+      assert.deepEqual(await page(2, { exact: true, typos: true }), whole, `"${topic}": every tier looked up`);
+    }
   });
 
   test('[CAT-SEARCH-CURSOR] a walk in relevance order visits every match once while artifacts are published', async () => {
