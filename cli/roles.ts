@@ -348,6 +348,9 @@ export async function startRoles(
   }
 
   if (roles.includes('actors')) {
+    // The host stops before what its commands use (quotes, the idempotency index): a stop lets commands under way
+    // finish before it hands the shards over.
+    const hostStopAt = stops.length;
     const quotes = new QuoteCache(
       nc,
       names,
@@ -407,7 +410,7 @@ export async function startRoles(
     });
     await host.start();
     const h = host;
-    stops.push(() => h.stop());
+    stops.splice(hostStopAt, 0, () => h.stop());
     log.info({ shards: host.heldShards().length }, 'actor host serving');
   }
 

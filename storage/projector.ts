@@ -49,6 +49,18 @@ const batchLarge = 2000;
 /** After a failure that is not the facts' fault (PostgreSQL or NATS unreachable), wait this long and start again. */
 const retryAfterFailureMs = 1000;
 /**
+ * A pull request lives this long; the server sends heartbeats at half of it while the stream is idle. Two missed
+ * heartbeats mean the consumer is gone (its NATS node died: an ordered consumer is one replica), and the projector
+ * starts again from its checkpoint. With the client's default (30 s) it stayed stalled for over a minute.
+ */
+const pullExpiresMs = 5000;
+/**
+ * After this long without a message the projector asks its consumer how much is waiting: messages waiting that do
+ * not arrive (seen after a NATS node was lost: a recreated consumer with thousands pending delivered none, and the
+ * client reported no missed heartbeat), or a consumer that is gone, restart the projection from its checkpoint.
+ */
+const stallCheckMs = 5000;
+/**
  * At most this many facts are parked per projection in a minute. A bug that made every fact unwritable must not
  * quietly park the whole stream: past the budget the projector stops and retries, and the alert says why.
  */
@@ -129,7 +141,27 @@ async function projectFromCheckpoint<F>(
   let checkpoint = await projectionCheckpoint(sql, p as Projection<unknown>);
   if (untilSeq !== null && checkpoint >= untilSeq) return;
   const consumer = await jetstream(nc).consumers.get(p.stream, { opt_start_seq: checkpoint + 1 });
-  const messages = await consumer.consume({ max_messages: 4000 });
+  const messages = await consumer.consume({ max_messages: 4000, expires: pullExpiresMs });
+  let stalled = false;
+  const stall = () => {
+    stalled = true;
+    void messages.close();
+  };
+  void (async () => {
+    for await (const s of messages.status()) {
+      if (s.type === 'heartbeats_missed') return stall();
+    }
+  })().catch(() => {});
+  let lastMessageAt = performance.now();
+  const stallCheck = setInterval(() => {
+    if (stalled || performance.now() - lastMessageAt < stallCheckMs) return;
+    consumer.info(false).then(
+      (info) => {
+        if (info.num_pending > 0 && performance.now() - lastMessageAt >= stallCheckMs) stall();
+      },
+      () => stall(),
+    );
+  }, stallCheckMs);
   let buffer: Read<F>[] = [];
   // The stream's head as the newest message read says it (its sequence plus what is pending after it): lag for the
   // metrics without a query.
@@ -148,6 +180,7 @@ async function projectFromCheckpoint<F>(
   const reader = (async () => {
     try {
       for await (const m of messages) {
+        lastMessageAt = performance.now();
         head = m.seq + m.info.pending;
         try {
           buffer.push({ seq: m.seq, fact: m.json<F>() });
@@ -202,7 +235,9 @@ async function projectFromCheckpoint<F>(
       }
       checkpoint = batch.at(-1)!.seq;
     }
+    if (stalled && !signal.aborted) throw new Error(`the consumer of ${p.stream} stalled; restarting it`);
   } finally {
+    clearInterval(stallCheck);
     unregister();
     signal.removeEventListener('abort', onAbort);
     await messages.close();

@@ -1078,6 +1078,16 @@ export const requirements = {
     behaviour:
       "Generated bad requests on every route of the served OpenAPI documents get a documented status in the route's error shape, never a 5xx but 503 unavailable, never a hang, no logged failure; afterwards every balance, order, event and stored row is unchanged.",
   },
+  'HARDEN-NATS-CLUSTER': {
+    source: 'docs/operations.md: Durability and replicas',
+    behaviour:
+      "On a 3-node JetStream cluster with R3, SIGKILL of the LEDGER leader mid-load and of the node holding the projectors' consumers: every purchase answer is 201 or 503 unavailable, purchases serve again within the stated bound, the restarted node rejoins current, the projections resume, and no purchase answered 201 is lost or applied twice.",
+  },
+  'HARDEN-REBALANCE': {
+    source: 'docs/operations.md: Rebalancing',
+    behaviour:
+      "With purchases running, a joining actor host takes its share, a SIGTERMed host hands its shards over by release within the lease TTL (no lease lapses), a SIGKILLed host's shards move within the lease bound; only 201 or 503 unavailable, and no purchase lost or applied twice.",
+  },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 
 export type RequirementId = keyof typeof requirements;

@@ -12,7 +12,9 @@ export async function consumeConcurrently(
   what: string,
 ): Promise<void> {
   while (!signal.aborted) {
-    const messages = await consumer.consume({ max_messages: concurrency * 2 });
+    // Pulls expire after 5 s (heartbeats at half that): when the consumer's leader moves to another NATS node, the
+    // client notices the missed heartbeats and pulls again within seconds (with the default 30 s, after 30-45 s).
+    const messages = await consumer.consume({ max_messages: concurrency * 2, expires: 5000 });
     const onAbort = () => void messages.close();
     signal.addEventListener('abort', onAbort);
     const running = new Set<Promise<void>>();

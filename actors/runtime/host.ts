@@ -140,6 +140,8 @@ export class ActorHost {
   private readonly byKind = new Map<string, ActorBehaviour<any, any, any>>();
   private readonly leases: ShardLeases;
   private readonly unregister: (() => void)[] = [];
+  /** Set by stop(): dropping a shard then waits for its commands under way (see dropShard). */
+  private stopping = false;
   private js!: JetStreamClient;
   private jsm!: JetStreamManager;
 
@@ -170,6 +172,7 @@ export class ActorHost {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.leases.stop();
     for (const u of this.unregister.splice(0)) u();
   }
@@ -229,8 +232,18 @@ export class ActorHost {
     this.subs.delete(key);
     // Cached state of a shard we no longer own may go stale; commands already running finish on their own cells
     // and are still protected by the expected-sequence append.
-    for (const [k, cell] of this.cells)
-      if (cell.behaviour.kind === ref.kind && cell.shard === ref.shard) this.cells.delete(k);
+    const busy: Cell[] = [];
+    for (const [k, cell] of this.cells) {
+      if (cell.behaviour.kind !== ref.kind || cell.shard !== ref.shard) continue;
+      this.cells.delete(k);
+      if (cell.running) busy.push(cell);
+    }
+    // On a graceful stop, let them finish (and answer) before the lease goes to another host, which would otherwise
+    // load the actor mid-command and race its append. Bounded, so a stuck command cannot hold a shard. (Not during
+    // a tick: a lost lease is someone else's already, and waiting there would delay the renewal of the others.)
+    if (!this.stopping) return;
+    const deadline = performance.now() + this.o.appendTimeoutMs;
+    while (busy.some((c) => c.running) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
   }
 
   private enqueue(behaviour: ActorBehaviour<any, any, any>, shard: number, msg: Msg): void {
@@ -304,7 +317,12 @@ export class ActorHost {
           if (done.followUp) cell.queue.unshift({ req: done.followUp, msg: null });
         } catch (err) {
           // Always reply: a failed command answers unavailable, and its actor reloads from the stream next time.
-          this.o.log.error({ err, actor: cell.key, op: next.req.op }, 'actor command failed');
+          // JetStream not answering (a NATS node lost, a leader being elected) is an outage, not a bug: one line
+          // without a stack per command, at warn.
+          const failure = natsFailure(err);
+          if (failure === 'no_responders' || failure === 'disconnected' || failure === 'timeout')
+            this.o.log.warn({ failure, actor: cell.key, op: next.req.op }, 'actor command failed: NATS did not answer');
+          else this.o.log.error({ err, actor: cell.key, op: next.req.op }, 'actor command failed');
           cell.loaded = false;
           cell.state = cell.behaviour.initial(cell.id);
           cell.seq = 0;

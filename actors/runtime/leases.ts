@@ -48,6 +48,7 @@ export class ShardLeases {
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> = Promise.resolve();
   private stopped = false;
+  private tickQueued = false;
 
   constructor(private readonly o: LeaseOptions) {}
 
@@ -57,27 +58,49 @@ export class ShardLeases {
       for await (const e of this.watcher!) this.observe(e);
     })().catch((err) => this.o.log.error({ err }, 'lease watch ended'));
     await this.tickOnce();
-    this.timer = setInterval(() => {
-      this.ticking = this.ticking.then(() => this.tickOnce());
-    }, this.o.renewMs);
+    this.timer = setInterval(() => this.queueTick(), this.o.renewMs);
   }
 
   heldShards(): ShardRef[] {
     return [...this.held.values()].map((h) => h.ref);
   }
 
-  /** Stop renewing, stop serving every shard and delete our leases so other hosts take over at once. */
+  /**
+   * Stop renewing, stop serving every shard, then delete our leases so other hosts take over at once (release, not
+   * lapse). The heartbeat goes first: the others then count one host fewer and claim each lease as it is deleted.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.ticking;
-    for (const [key, h] of [...this.held]) {
-      this.held.delete(key);
-      await this.o.released(h.ref);
-      await this.o.kv.delete(key, { previousSeq: h.revision }).catch(() => {});
-    }
     await this.o.kv.delete(hostKey(this.o.pool, this.o.hostId)).catch(() => {});
+    const held = [...this.held.values()];
+    this.held.clear();
+    for (const h of held) await this.o.released(h.ref);
+    await Promise.all(held.map((h) => this.o.kv.delete(leaseKey(h.ref), { previousSeq: h.revision }).catch(() => {})));
     this.watcher?.stop();
+  }
+
+  /**
+   * Tick now rather than at the next interval: a peer of our pool deleted its heartbeat or a lease of our kinds (a
+   * graceful stop, or surplus given back), so there may be shards to claim. At most one extra tick is queued.
+   */
+  private tickSoon(): void {
+    if (this.stopped || this.tickQueued) return;
+    this.tickQueued = true;
+    this.queueTick(() => {
+      this.tickQueued = false;
+    });
+  }
+
+  /** Ticks run one after another; one that throws is logged, and the next still runs (renewals must go on). */
+  private queueTick(before?: () => void): void {
+    this.ticking = this.ticking
+      .then(() => {
+        before?.();
+        return this.tickOnce();
+      })
+      .catch((err) => this.o.log.error({ err }, 'lease tick failed'));
   }
 
   private observe(e: KvWatchEntry): void {
@@ -93,6 +116,13 @@ export class ShardLeases {
       }
     }
     this.observed.set(e.key, { revision: e.revision, owner, deleted, seenAtMs: this.o.clock.nowMs() });
+    if (deleted && prev && !prev.deleted && prev.owner !== this.o.hostId && this.concerns(e.key)) this.tickSoon();
+  }
+
+  /** A key of this pool: a host's heartbeat in it, or a lease of one of its kinds. */
+  private concerns(key: string): boolean {
+    if (key.startsWith(hostKey(this.o.pool, ''))) return true;
+    return this.o.kinds.some(({ kind }) => key.startsWith(`lease.${kind}.`));
   }
 
   private async tickOnce(): Promise<void> {
@@ -113,6 +143,8 @@ export class ShardLeases {
         this.o.log.warn({ shard: key }, 'lease lost');
         this.held.delete(key);
         await this.o.released(h.ref);
+        // Often still ours (an earlier renewal applied but its answer was lost): learn its revision to reclaim it.
+        await this.refresh(key);
       }
     }
     const liveHosts = new Set<string>([this.o.hostId]);
@@ -132,30 +164,76 @@ export class ShardLeases {
         await this.o.kv.delete(key, { previousSeq: h.revision }).catch(() => {});
       }
       let want = fair - Math.min(mine.length, fair);
-      for (let shard = 0; shard < shardCount && want > 0; shard++) {
+      const candidates: { ref: ShardRef; key: string; ob: Observed | undefined; lapsed: boolean }[] = [];
+      for (let shard = 0; shard < shardCount; shard++) {
         const ref = { kind, shard };
         const key = leaseKey(ref);
         if (this.held.has(key)) continue;
         const ob = this.observed.get(key);
         const free = !ob || ob.deleted;
         // Ours but not held: a renewal whose reply was lost moved the revision; reclaim it without waiting.
-        const lapsed = ob && !ob.deleted && (ob.owner === this.o.hostId || now - ob.seenAtMs > this.o.ttlMs);
-        if (!free && !lapsed) continue;
-        try {
-          const revision = free ? await this.o.kv.create(key, value) : await this.o.kv.update(key, value, ob!.revision);
-          this.held.set(key, { ref, revision });
-          want--;
-          metrics.leasesAcquired.inc({ kind });
-          // Taken from another host that stopped renewing it (ours, reclaimed after a lost reply, is no takeover).
-          if (lapsed && ob!.owner !== this.o.hostId) {
-            metrics.leaseTakeovers.inc({ kind });
-            this.o.log.info({ shard: key, from: ob!.owner }, 'took over lapsed lease');
-          }
-          await this.o.acquired(ref);
-        } catch {
-          // Lost the race for this shard to another host; try the next one.
-        }
+        const lapsed = !!ob && !ob.deleted && (ob.owner === this.o.hostId || now - ob.seenAtMs > this.o.ttlMs);
+        if (free || lapsed) candidates.push({ ref, key, ob, lapsed });
       }
+      // Claimed `want` at a time, side by side: a host taking over half the shards (a peer stopped or died) would
+      // otherwise pay two round trips per shard one after another, seconds on a busy machine.
+      for (let next = 0; want > 0 && next < candidates.length; ) {
+        const batch = candidates.slice(next, next + want);
+        next += batch.length;
+        const won = await Promise.all(
+          batch.map(async ({ ref, key, ob, lapsed }) => {
+            try {
+              const revision = lapsed
+                ? await this.o.kv.update(key, value, ob!.revision)
+                : await this.o.kv.create(key, value);
+              this.held.set(key, { ref, revision });
+              want--;
+              metrics.leasesAcquired.inc({ kind });
+              // Taken from another host that stopped renewing it (ours, reclaimed after a lost reply, is no takeover).
+              if (lapsed && ob!.owner !== this.o.hostId) {
+                metrics.leaseTakeovers.inc({ kind });
+                this.o.log.info({ shard: key, from: ob!.owner }, 'took over lapsed lease');
+              }
+              return ref;
+            } catch {
+              // Lost the race for this shard to another host, or the revision we knew is stale: the next batch
+              // tries others, and the next tick knows the key as it is now.
+              await this.refresh(key);
+              return null;
+            }
+          }),
+        );
+        await Promise.all(
+          won
+            .filter((ref) => ref !== null)
+            .map((ref) =>
+              this.o.acquired(ref).catch(async (err) => {
+                // A lease held but not served would answer no_responders until this host stopped: give it back, so
+                // the next tick (here or on another host) claims and serves it.
+                this.o.log.warn({ err, shard: leaseKey(ref) }, 'serving a shard failed; giving its lease back');
+                const key = leaseKey(ref);
+                const h = this.held.get(key);
+                this.held.delete(key);
+                await this.o.released(ref).catch(() => {});
+                if (h) await this.o.kv.delete(key, { previousSeq: h.revision }).catch(() => {});
+              }),
+            ),
+        );
+      }
+    }
+  }
+
+  /**
+   * Read one key and observe it. The watch tells us every change, but its consumer lives on one NATS node: when that
+   * node dies the watch is silent until the client notices and recreates it (10 s or more), and a compare-and-set
+   * against the revision it last reported keeps failing. After a failed one we look for ourselves.
+   */
+  private async refresh(key: string): Promise<void> {
+    try {
+      const e = await this.o.kv.get(key);
+      if (e) this.observe(e as unknown as KvWatchEntry);
+    } catch {
+      // The next failure looks again.
     }
   }
 
