@@ -154,6 +154,9 @@ test('[HARDEN-AUDIT-RUNNING] the audit is clean while purchases and settlements 
       });
       assert.equal(t.status, 201);
       await buy(b, n % 2 === 0 ? listings.good : listings.bad, `run-${i}-${n}`);
+      // Under the plan's top-up rate (20 a second per principal, a burst of 200): the audit takes seconds, and an
+      // unpaced loop on a fast machine ran past it into 429.
+      await new Promise((res) => setTimeout(res, 60));
     }
   });
   try {
