@@ -275,8 +275,20 @@ function filterText(st: StatementText, f: SearchFilters): string {
 }
 
 /** Run a search statement, prepared (the plan is cached per connection, see rankedStatement). */
-export function runStatement(sql: Sql, st: Statement) {
-  return sql.unsafe<SearchRow[]>(st.text, st.params as never[], { prepare: true });
+/**
+ * Run a search statement; with `cancelAfterMs`, PostgreSQL is asked to cancel it once that has passed. The gateway
+ * stops waiting for a page after its request timeout, and without this the statement ran on to its end (a misspelt
+ * word at a million artifacts once ran 27 s after its caller had been answered 503).
+ */
+export async function runStatement(sql: Sql, st: Statement, cancelAfterMs?: number): Promise<SearchRow[]> {
+  const query = sql.unsafe<SearchRow[]>(st.text, st.params as never[], { prepare: true });
+  if (!cancelAfterMs) return query;
+  const timer = setTimeout(() => void query.cancel(), cancelAfterMs);
+  try {
+    return await query;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -301,8 +313,13 @@ export function browseStatement(f: SearchFilters, beforeSeq: number | null, shap
   return { text, params: st.params };
 }
 
-export async function browseArtifacts(sql: Sql, f: SearchFilters, beforeSeq: number | null): Promise<SearchRow[]> {
-  return runStatement(sql, browseStatement(f, beforeSeq));
+export async function browseArtifacts(
+  sql: Sql,
+  f: SearchFilters,
+  beforeSeq: number | null,
+  cancelAfterMs?: number,
+): Promise<SearchRow[]> {
+  return runStatement(sql, browseStatement(f, beforeSeq), cancelAfterMs);
 }
 
 /** A topic as the ranked query uses it: its words (lexemes, in query order) and each one's typo alternatives. */
@@ -531,9 +548,10 @@ export async function rankedArtifacts(
   after: RankedPosition | null,
   walkRowsMax: number,
   lookUp: TierLookUp = walkEveryTier,
+  cancelAfterMs?: number,
 ): Promise<SearchRow[]> {
   const st = rankedStatement(f, q, after, walkRowsMax, 'stored', lookUp);
-  return st === null ? [] : runStatement(sql, st);
+  return st === null ? [] : runStatement(sql, st, cancelAfterMs);
 }
 
 /**

@@ -241,6 +241,11 @@ export const requirements = {
     source: 'spec: GET /v1/search',
     behaviour: 'A cursor walk visits every match exactly once while artifacts are added.',
   },
+  'CAT-SEARCH-DEADLINE': {
+    source: 'docs/search.md: One million again, with the fix',
+    behaviour:
+      'A search statement still running when the gateway stops waiting (the request timeout) is cancelled in PostgreSQL, and the pool serves on.',
+  },
   'CAT-SEARCH-RANK': {
     source: 'docs/search.md: Ranking rules',
     behaviour:

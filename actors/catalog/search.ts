@@ -58,6 +58,8 @@ export interface SearchDeps {
   sql: Sql;
   clock: Clock;
   baseUrl: string;
+  /** How long a page's statement may run: the gateway's request timeout, after which nobody waits for it. */
+  statementMs?: number;
   log?: Logger;
 }
 
@@ -186,7 +188,7 @@ export function searchHandler(d: SearchDeps): SearchHandler {
         beforeSeq = decodeNumberCursor('search', q.cursor);
         if (beforeSeq === null) return badCursor('search');
       }
-      const rows = await browseArtifacts(sql, filters, beforeSeq);
+      const rows = await browseArtifacts(sql, filters, beforeSeq, d.statementMs);
       return page(rows, limit, nowMs, (last) => encodeCursor('search', last.catalog_seq));
     }
 
@@ -209,7 +211,15 @@ export function searchHandler(d: SearchDeps): SearchHandler {
       return errorReply('validation_failed', 'query/topic has no words to search for (only stop words or symbols)');
     }
     const walk = await walkRowsMax(limit + 1, nowMs);
-    const rows = await rankedArtifacts(sql, filters, queries, after, walk, tierLookUp(words, catalogStats, walk));
+    const rows = await rankedArtifacts(
+      sql,
+      filters,
+      queries,
+      after,
+      walk,
+      tierLookUp(words, catalogStats, walk),
+      d.statementMs,
+    );
     return page(rows, limit, nowMs, (last) =>
       encodeCursor('search-ranked', `${queryKey}.${last.tier}.${last.search_rank}.${last.catalog_seq}`),
     );

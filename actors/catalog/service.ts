@@ -132,6 +132,7 @@ export function catalogService(d: CatalogDeps) {
       sql,
       clock: d.clock,
       baseUrl: d.config.baseUrl,
+      statementMs: d.config.requestTimeoutMs,
       ...(d.log ? { log: d.log } : {}),
     }),
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { trustDecay } from '../../actors/catalog/trust.ts';
-import { rankedArtifacts, refreshSearchRanks, topicQueries, topicWords } from '../../storage/index.ts';
+import { rankedArtifacts, refreshSearchRanks, runStatement, topicQueries, topicWords } from '../../storage/index.ts';
 import { artifactContent, publish, registerSeller, reportDigestOf } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { connectMcp, outcome } from '../support/mcp.ts';
@@ -152,6 +152,20 @@ describe('ranking', () => {
       assert.deepEqual(await page(2), whole, `"${topic}": a walk of two rows`);
       assert.deepEqual(await page(2, { exact: true, typos: true }), whole, `"${topic}": every tier looked up`);
     }
+  });
+
+  test('[CAT-SEARCH-DEADLINE] a search statement past its deadline is cancelled in PostgreSQL, not left running', async () => {
+    const marker = `deadline-${Date.now()}`;
+    await assert.rejects(
+      runStatement(sys.sql, { text: `SELECT pg_sleep(30), '${marker}' AS tag`, params: [] }, 200),
+      (err: any) => err.code === '57014',
+    );
+    const [running] = await sys.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE ${`%${marker}%`}
+        AND pid <> pg_backend_pid()`;
+    assert.equal(running!.n, 0, 'the statement no longer runs');
+    // The pool goes on serving.
+    assert.equal((await runStatement(sys.sql, { text: 'SELECT 1 AS one', params: [] }, 200)).length, 1);
   });
 
   test('[CAT-SEARCH-CURSOR] a walk in relevance order visits every match once while artifacts are published', async () => {
