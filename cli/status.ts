@@ -39,7 +39,7 @@ export async function readStatus(config: Config): Promise<DeploymentStatus> {
     const heartbeats: { pool: string; host: string; ageMs: number }[] = [];
     for await (const key of await kv.keys()) {
       const e = await kv.get(key);
-      if (!e || e.operation !== 'PUT') continue;
+      if (e?.operation !== 'PUT') continue;
       const ageMs = now - e.created.getTime();
       if (key.startsWith('host.')) {
         const [, pool, ...host] = key.split('.');

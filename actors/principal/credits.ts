@@ -2,7 +2,6 @@
 // and its test mandate, in one fact), and the balance.
 import {
   type CreditedFact,
-  errorReply,
   type LedgerFact,
   type MandateRecord,
   okReply,

@@ -23,7 +23,6 @@ import {
   countActorCommand,
   extractTrace,
   inSpan,
-  metrics,
   registerActorHost,
   SpanKind,
   tracingOn,
