@@ -19,7 +19,7 @@ import { type Deprecation, deprecationsOf, withDeprecationHeaders } from './depr
 import { errorsPage, markdownDocument } from './docs.ts';
 import { HealthAlerts } from './health.ts';
 import { Admission } from './http/admission.ts';
-import type { Exchange, Reply, TransportRefusal } from './http/exchange.ts';
+import { type Exchange, type Reply, type TransportRefusal, transportRefusalMessage } from './http/exchange.ts';
 import { HttpListener } from './http/listener.ts';
 import type { McpEndpoint } from './mcp/endpoint.ts';
 import { openApiDocument } from './openapi.ts';
@@ -320,28 +320,19 @@ export class Gateway {
 
   /** The I/O layer's refusals, as the typed error object (REST and MCP alike). */
   private transportRefusal(r: TransportRefusal): Reply {
+    const message = transportRefusalMessage(r);
     const result =
       r.kind === 'at_capacity'
-        ? this.pipeline.refuse('unavailable', 'this gateway is at capacity or shutting down; retry', undefined, {
-            'retry-after': '1',
-          })
-        : r.kind === 'body_too_large'
-          ? this.pipeline.refuse(
-              'validation_failed',
-              `the request body is larger than ${r.bytesMax} bytes`,
-              transportStatus.bodyTooLarge,
-            )
-          : r.kind === 'body_timeout'
-            ? this.pipeline.refuse(
-                'validation_failed',
-                `the request body did not arrive within ${r.timeoutMs} ms`,
-                transportStatus.bodyReadTimeout,
-              )
-            : this.pipeline.refuse(
-                'validation_failed',
-                'the request body is not UTF-8 text',
-                transportStatus.malformedJson,
-              );
+        ? this.pipeline.refuse('unavailable', message, undefined, { 'retry-after': '1' })
+        : this.pipeline.refuse(
+            'validation_failed',
+            message,
+            r.kind === 'body_too_large'
+              ? transportStatus.bodyTooLarge
+              : r.kind === 'body_timeout'
+                ? transportStatus.bodyReadTimeout
+                : transportStatus.malformedJson,
+          );
     return {
       status: result.status,
       headers: result.headers,

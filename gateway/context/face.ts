@@ -24,7 +24,7 @@ import {
   WebhookPatchBody,
 } from '../../contracts/index.ts';
 import type { GatewayBus } from '../bus.ts';
-import type { Exchange, Reply, TransportRefusal } from '../http/exchange.ts';
+import { type Exchange, type Reply, type TransportRefusal, transportRefusalMessage } from '../http/exchange.ts';
 import type { RateTaker } from '../rate-limiter.ts';
 import { compileRouter } from '../router.ts';
 import type { TokenVerifier } from '../tokens.ts';
@@ -497,18 +497,11 @@ function intParam(q: URLSearchParams, name: string, fallback: number, min: numbe
 
 /** The I/O layer's refusals (capacity, body size, time, encoding) in this API's `{error, message}` words. */
 export function contextTransportRefusal(r: TransportRefusal): Reply {
-  const [status, error, message] =
-    r.kind === 'at_capacity'
-      ? [500, 'internal_error', 'this gateway is at capacity or shutting down; retry']
-      : r.kind === 'body_too_large'
-        ? [400, 'bad_request', `the request body is larger than ${r.bytesMax} bytes`]
-        : r.kind === 'body_timeout'
-          ? [400, 'bad_request', `the request body did not arrive within ${r.timeoutMs} ms`]
-          : [400, 'bad_request', 'the request body is not UTF-8 text'];
+  const [status, error] = r.kind === 'at_capacity' ? [500, 'internal_error'] : [400, 'bad_request'];
   return {
     status,
     headers: r.kind === 'at_capacity' ? { 'retry-after': '1' } : {},
     contentType: 'application/json',
-    body: JSON.stringify({ error, message }),
+    body: JSON.stringify({ error, message: transportRefusalMessage(r) }),
   };
 }

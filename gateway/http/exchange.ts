@@ -17,6 +17,20 @@ export type TransportRefusal =
   /** A body read as text whose bytes are not UTF-8. */
   | { kind: 'body_not_utf8' };
 
+/** What a refusal says, in every face's words for it (each face has its own codes and statuses). */
+export function transportRefusalMessage(r: TransportRefusal): string {
+  switch (r.kind) {
+    case 'at_capacity':
+      return 'this gateway is at capacity or shutting down; retry';
+    case 'body_too_large':
+      return `the request body is larger than ${r.bytesMax} bytes`;
+    case 'body_timeout':
+      return `the request body did not arrive within ${r.timeoutMs} ms`;
+    case 'body_not_utf8':
+      return 'the request body is not UTF-8 text';
+  }
+}
+
 /** Response headers; a list is written as one header line per value (Set-Cookie). */
 export type ResponseHeaders = Record<string, string | readonly string[]>;
 

@@ -6,7 +6,7 @@ import type { HttpRequest } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { BusReply, Config, Names, OAuthBody, OAuthMessage, OAuthReply } from '../../contracts/index.ts';
 import type { GatewayBus } from '../bus.ts';
-import type { Exchange, Reply, TransportRefusal } from '../http/exchange.ts';
+import { type Exchange, type Reply, type TransportRefusal, transportRefusalMessage } from '../http/exchange.ts';
 import type { Pipeline } from '../pipeline.ts';
 import { compileRouter } from '../router.ts';
 import { type WebResponse, parseCookies, type WebRequest } from './http.ts';
@@ -210,19 +210,17 @@ export class WebFace {
 
 /** The HTTP layer's refusals on the OAuth endpoints, as RFC 6749 5.2 error bodies. */
 export function oauthTransportRefusal(r: TransportRefusal): Reply {
-  const [status, error, description] =
+  const [status, error] =
     r.kind === 'at_capacity'
-      ? [503, 'temporarily_unavailable', 'this gateway is at capacity or shutting down; retry']
+      ? [503, 'temporarily_unavailable']
       : r.kind === 'body_too_large'
-        ? [413, 'invalid_request', `the request body is larger than ${r.bytesMax} bytes`]
-        : r.kind === 'body_timeout'
-          ? [400, 'invalid_request', `the request body did not arrive within ${r.timeoutMs} ms`]
-          : [400, 'invalid_request', 'the request body is not UTF-8 text'];
+        ? [413, 'invalid_request']
+        : [400, 'invalid_request'];
   return {
     status,
     headers: { 'cache-control': 'no-store', ...(r.kind === 'at_capacity' ? { 'retry-after': '1' } : {}) },
     contentType: 'application/json',
-    body: JSON.stringify({ error, error_description: description }),
+    body: JSON.stringify({ error, error_description: transportRefusalMessage(r) }),
   };
 }
 
