@@ -18,6 +18,7 @@ import {
   type Agent,
   backgroundLoad,
   eventually,
+  everyOrderSettled,
   ledgerFacts,
   projectedLedger,
   runCli,
@@ -204,19 +205,7 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
   await finish();
 
   // Quiescence: every held order settled (all reports exist), and the projections caught up.
-  await eventually(
-    'every order to settle',
-    async () => {
-      const facts = await ledgerFacts(sys);
-      const held = new Set<string>();
-      for (const { fact } of facts) {
-        if (fact.type === 'escrow_held') held.add(fact.orderId);
-        if (fact.type === 'escrow_released' || fact.type === 'escrow_refunded') held.delete(fact.orderId);
-      }
-      return held.size === 0 ? true : undefined;
-    },
-    60_000,
-  );
+  await everyOrderSettled(sys);
   const facts = await ledgerFacts(sys);
   const per = new Map<string, { credited: number; held: number; spent: number; available: number }>();
   const heldOrders = new Map<string, number>();

@@ -4,7 +4,7 @@
 // held + spent. The fault tests of the hardening suite share it.
 import assert from 'node:assert/strict';
 import { registerSeller, verifiedListing } from './catalog.ts';
-import { type Agent, eventually, ledgerFacts, type TestSystem } from './system.ts';
+import { type Agent, backgroundLoad, eventually, everyOrderSettled, ledgerFacts, type TestSystem } from './system.ts';
 
 export interface Market {
   agents: Agent[];
@@ -61,8 +61,6 @@ export function startPurchaseLoad(sys: TestSystem, market: Market): PurchaseLoad
   const attempts: Attempt[] = [];
   const accepted: PurchaseLoad['accepted'] = new Map();
   const unavailable: PurchaseLoad['unavailable'] = new Map();
-  let running = true;
-  let failure: unknown = null;
   const buy = async (agent: Agent, body: object, key: string, replay = false) => {
     const sentAtMs = Date.now();
     const r = await sys.call('POST', '/v1/orders', { token: agent.token, body, key });
@@ -82,9 +80,9 @@ export function startPurchaseLoad(sys: TestSystem, market: Market): PurchaseLoad
     } else assert.equal(r.status, 201, `${key}: ${r.status} ${JSON.stringify(r.body)}`);
     return r;
   };
-  const done = Promise.all(
+  const load = backgroundLoad((running) =>
     market.agents.map(async (agent, ai) => {
-      for (let i = 0; running; i++) {
+      for (let i = 0; running(); i++) {
         const key = `${ai}-${i}`;
         const l = market.listings[(ai * 7 + i) % market.listings.length]!;
         const body = { listing_id: l.id, formats: ['md'] };
@@ -102,31 +100,15 @@ export function startPurchaseLoad(sys: TestSystem, market: Market): PurchaseLoad
         }
       }
     }),
-  ).catch((err) => {
-    failure = err;
-    running = false;
-  });
+  );
   return {
     attempts,
     accepted,
     unavailable,
     boughtSince: (fromMs) =>
       new Set(attempts.filter((a) => a.status === 201 && !a.replay && a.sentAtMs >= fromMs).map((a) => a.principalId)),
-    whileLoading(what, check, timeoutMs) {
-      return eventually(
-        what,
-        async () => {
-          if (failure) throw new Error(`the load failed: ${String(failure)}`);
-          return check();
-        },
-        timeoutMs,
-      );
-    },
-    async finish() {
-      running = false;
-      await done;
-      if (failure) throw failure;
-    },
+    whileLoading: load.whileLoading,
+    finish: load.finish,
   };
 }
 
@@ -164,18 +146,7 @@ export async function resolveUnavailable(sys: TestSystem, load: PurchaseLoad): P
  */
 export async function checkMoney(sys: TestSystem, market: Market, load: PurchaseLoad): Promise<{ orders: number }> {
   assert.equal(load.unavailable.size, 0, 'every 503 was resolved first');
-  await eventually(
-    'every order to settle',
-    async () => {
-      const held = new Set<string>();
-      for (const { fact } of await ledgerFacts(sys)) {
-        if (fact.type === 'escrow_held') held.add(fact.orderId);
-        if (fact.type === 'escrow_released' || fact.type === 'escrow_refunded') held.delete(fact.orderId);
-      }
-      return held.size === 0 ? true : undefined;
-    },
-    60_000,
-  );
+  await everyOrderSettled(sys);
   const facts = await ledgerFacts(sys);
   const per = new Map<string, { credited: number; held: number; spent: number; available: number }>();
   const heldOrders = new Set<string>();

@@ -135,6 +135,22 @@ export function backgroundLoad(start: (running: () => boolean) => Promise<unknow
   };
 }
 
+/** Wait until every order held on the ledger has a settlement fact (released or refunded). */
+export async function everyOrderSettled(sys: TestSystem, timeoutMs = 60_000): Promise<void> {
+  await eventually(
+    'every order to settle',
+    async () => {
+      const held = new Set<string>();
+      for (const { fact } of await ledgerFacts(sys)) {
+        if (fact.type === 'escrow_held') held.add(fact.orderId);
+        if (fact.type === 'escrow_released' || fact.type === 'escrow_refunded') held.delete(fact.orderId);
+      }
+      return held.size === 0 ? true : undefined;
+    },
+    timeoutMs,
+  );
+}
+
 /** Remove the namespace and database of an environment made by systemEnv (for systems run as child processes). */
 export async function dropEnv(env: Record<string, string>): Promise<void> {
   const nc = await connectNats(env.NATS_URL!, 'assay-test-cleanup');
