@@ -5,6 +5,7 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Sql } from './postgres.ts';
+import type { OrderRow } from './orders.ts';
 
 /** The stream's last sequence now (0 when it does not exist or is empty): where an audit fixes its end. */
 export async function streamLastSeq(nc: NatsConnection, stream: string): Promise<number> {
@@ -92,34 +93,8 @@ export interface AuditLedgerEntryRow {
   created_at: Date;
 }
 
-export interface AuditOrderRow {
-  id: string;
-  buyer_principal_id: string;
-  buyer_agent_id: string;
-  listing_id: string;
-  artifact_id: string;
-  edition_id: string;
-  seller_principal_id: string;
-  subscription_id: string | null;
-  state: string;
-  escrow_cents: number;
-  floor: number;
-  formats: string[];
-  idempotency_key: string;
-  request_hash: string | null;
-  price_snapshot_id: string;
-  report_digest: string | null;
-  refund_reason: string | null;
-  sandbox: boolean;
-  held_seq: number;
-  held_fact_id: string;
-  held_balance_after_cents: number;
-  created_at: Date;
-  settled_at: Date | null;
-  settled_seq: number | null;
-  settled_fact_id: string | null;
-  settled_balance_after_cents: number | null;
-}
+/** An order row as the orders projection holds it, with the request hash its idempotency record keeps. */
+export type AuditOrderRow = Omit<OrderRow, 'updated_at'> & { request_hash: string | null };
 
 export interface AuditPayoutRow {
   id: string;
