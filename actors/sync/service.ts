@@ -60,14 +60,14 @@ export function syncService(d: SyncDeps): SyncPort {
     const regular = files.filter((f): f is Extract<SyncEntryT, { digest: string }> => f.type !== 'symlink');
     const digests = [...new Set(regular.map((f) => f.digest))];
     const known = await syncKnownScans(sql, digests);
-    const todo = digests.filter((x) => !known.has(x));
+    const unscanned = digests.filter((x) => !known.has(x));
     const sizes = new Map(regular.map((f) => [f.digest, f.size]));
     const fresh: { digest: string; findings: Omit<SyncFinding, 'path'>[] | null }[] = [];
     let next = 0;
     await Promise.all(
-      Array.from({ length: Math.min(scanConcurrency, todo.length) }, async () => {
-        while (next < todo.length) {
-          const digest = todo[next++]!;
+      Array.from({ length: Math.min(scanConcurrency, unscanned.length) }, async () => {
+        while (next < unscanned.length) {
+          const digest = unscanned[next++]!;
           fresh.push({ digest, findings: scanContent(await readHead(digest, sizes.get(digest)!)) });
         }
       }),
