@@ -92,6 +92,78 @@ export interface EscrowHeldFact extends FactBase {
    * so the order is the one that request would have made. Absent on every other purchase.
    */
   approval?: { record: ApprovalRecord; call: IdempotencyRecord };
+  /**
+   * The order's settlement, committed with its hold: when the edition's report is known at purchase (the usual
+   * case) the actor decides the release or refund in the same turn, and one append records both transitions. It is
+   * the settlement fact less what this fact says already; `settlementOf` makes the whole fact, which the fold, the
+   * projections, the events and the audit read as if it had been appended after this one, at the same sequence.
+   */
+  settled?: SettledAtPurchase;
+}
+
+/** What a settlement committed with its hold adds to the held fact (see EscrowHeldFact.settled). */
+export interface SettledAtPurchase {
+  /** The settlement's own id: its ledger entry's, its event's (`evt_<id>`) and its payout's. */
+  id: string;
+  type: 'escrow_released' | 'escrow_refunded';
+  /** Available credits after the settlement (the held fact's own balanceAfterCents is the one after the hold). */
+  balanceAfterCents: number;
+  reportDigest: string;
+  meanEntailment: number;
+}
+
+/** The settlement a held fact carries, as the fact it records; null when the order was left held. */
+export function settlementOf(f: EscrowHeldFact): EscrowReleasedFact | EscrowRefundedFact | null {
+  const s = f.settled;
+  if (!s) return null;
+  // Plain literals on the hot path: every purchase's settlement is read through here.
+  return s.type === 'escrow_released'
+    ? {
+        id: s.id,
+        at: f.at,
+        principalId: f.principalId,
+        sandbox: f.sandbox,
+        balanceAfterCents: s.balanceAfterCents,
+        type: 'escrow_released',
+        orderId: f.orderId,
+        priceCents: f.priceCents,
+        listingId: f.listingId,
+        artifactId: f.artifactId,
+        sellerPrincipalId: f.sellerPrincipalId,
+        agentId: f.agentId,
+        floor: f.floor,
+        subscriptionId: f.subscriptionId,
+        reportDigest: s.reportDigest,
+        meanEntailment: s.meanEntailment,
+      }
+    : {
+        id: s.id,
+        at: f.at,
+        principalId: f.principalId,
+        sandbox: f.sandbox,
+        balanceAfterCents: s.balanceAfterCents,
+        type: 'escrow_refunded',
+        reason: 'floor_missed',
+        orderId: f.orderId,
+        priceCents: f.priceCents,
+        listingId: f.listingId,
+        artifactId: f.artifactId,
+        sellerPrincipalId: f.sellerPrincipalId,
+        agentId: f.agentId,
+        floor: f.floor,
+        subscriptionId: f.subscriptionId,
+        reportDigest: s.reportDigest,
+        meanEntailment: s.meanEntailment,
+      };
+}
+
+/**
+ * The facts one stored fact records, in order: the fact itself, then, for a hold settled in the same commit, its
+ * settlement. Readers that reason per transition (projections, events, the audit) read the stream through this.
+ */
+export function factsRecorded(f: LedgerFact): LedgerFact[] {
+  if (f.type !== 'escrow_held' || !f.settled) return [f];
+  return [f, settlementOf(f)!];
 }
 
 interface SettlementFields {

@@ -183,6 +183,7 @@ export type {
   EscrowRefundedFact,
   EscrowReleasedFact,
   IdempotencyRecord,
+  SettledAtPurchase,
   LedgerFact,
   ListingFact,
   MandateRevokedFact,
@@ -197,6 +198,7 @@ export type {
   TopupFailedFact,
   TopupRequestedFact,
 } from './facts.ts';
+export { factsRecorded, settlementOf } from './facts.ts';
 
 export { jsonDepthMax, jsonValueProblem, storableText, textProblem } from './text.ts';
 export {

@@ -33,38 +33,50 @@ export async function insertLedgerRows(sql: Sql, rows: LedgerRow[]): Promise<voi
     ON CONFLICT (principal_id, stream_seq) DO NOTHING`;
 }
 
+/**
+ * A place in a principal's ledger, newest first: the stream sequence of the entry's fact, and `part` 1 for the
+ * settlement a hold recorded in the same fact (it follows the hold, at the same sequence), 0 for every other entry.
+ */
+export interface LedgerPosition {
+  seq: number;
+  part: 0 | 1;
+}
+
 export interface LedgerPageQuery {
   principalId: string;
-  beforeSeq: number | null;
+  /** The page starts after this entry (exclusive), from the cursor; null for the newest. */
+  before: LedgerPosition | null;
   limit: number;
 }
 
-/** Where a principal's ledger entries are: credits in their table, an order's two escrow entries in its row. */
-const ledgerSources = ['ledger_entries', 'ledger_escrow_held', 'ledger_escrow_settled'] as const;
+/** Where a principal's ledger entries are, and the part each source's entries are at (see LedgerPosition). */
+const ledgerSources = [
+  ['ledger_entries', 0],
+  ['ledger_escrow_held', 0],
+  ['ledger_escrow_settled', 1],
+] as const;
 
 /**
- * A principal's ledger entries, newest first, before a stream sequence. Each source is read with its own index,
- * order and limit, then merged (see migration 010 for why not the view).
+ * A principal's ledger entries, newest first, before a position. Each source is read with its own index,
+ * order and limit, then merged (see migration 010 for why not the view). A source's part is fixed, so "before
+ * (seq, part)" is a plain bound on the sequence there: inclusive where the source's part is below the cursor's.
  */
-function ledgerEntries(sql: Sql, q: { principalId: string; beforeSeq?: number; limit: number }) {
-  const branch = (source: string) => sql`(
-    SELECT stream_seq, id, type, amount_cents, balance_after_cents, reference, run_id, sandbox, created_at
+function ledgerEntries(sql: Sql, q: { principalId: string; before: LedgerPosition | null; limit: number }) {
+  const branch = ([source, part]: (typeof ledgerSources)[number]) => sql`(
+    SELECT stream_seq, id, type, amount_cents, balance_after_cents, reference, run_id, sandbox, created_at,
+           ${part}::int AS part
     FROM ${sql(source)}
     WHERE principal_id = ${q.principalId}
-      ${q.beforeSeq === undefined ? sql`` : sql`AND stream_seq < ${q.beforeSeq}`}
+      ${q.before === null ? sql`` : part < q.before.part ? sql`AND stream_seq <= ${q.before.seq}` : sql`AND stream_seq < ${q.before.seq}`}
     ORDER BY stream_seq DESC LIMIT ${q.limit})`;
   const [a, b, c] = ledgerSources.map(branch);
-  return sql<(LedgerRow & { created_at: Date })[]>`
-    SELECT * FROM (${a!} UNION ALL ${b!} UNION ALL ${c!}) e ORDER BY stream_seq DESC LIMIT ${q.limit}`;
+  return sql<(LedgerRow & { created_at: Date; part: 0 | 1 })[]>`
+    SELECT * FROM (${a!} UNION ALL ${b!} UNION ALL ${c!}) e ORDER BY stream_seq DESC, part DESC LIMIT ${q.limit}`;
 }
 
-/** Newest first; `beforeSeq` is the exclusive upper bound taken from the cursor. */
+/** Newest first; `before` is the exclusive upper bound taken from the cursor. */
 export async function readLedgerPage(sql: Sql, q: LedgerPageQuery) {
-  const rows = await ledgerEntries(sql, {
-    principalId: q.principalId,
-    beforeSeq: q.beforeSeq ?? undefined,
-    limit: q.limit + 1,
-  });
+  const rows = await ledgerEntries(sql, { principalId: q.principalId, before: q.before, limit: q.limit + 1 });
   const page = rows.slice(0, q.limit);
   const items: LedgerEntryT[] = page.map((r) => ({
     id: r.id,
@@ -77,5 +89,7 @@ export async function readLedgerPage(sql: Sql, q: LedgerPageQuery) {
     created_at: r.created_at.toISOString(),
   }));
   const last = page.at(-1);
-  return { items, nextBeforeSeq: rows.length > q.limit && last ? last.stream_seq : null };
+  const nextBefore: LedgerPosition | null =
+    rows.length > q.limit && last ? { seq: Number(last.stream_seq), part: last.part } : null;
+  return { items, nextBefore };
 }

@@ -383,6 +383,11 @@ export const requirements = {
     source: 'spec: States and transitions (Order)',
     behaviour: 'A report meeting its floor: released, payout accrued, compliance bundle verifies independently.',
   },
+  'BUY-ONE-COMMIT': {
+    source: 'docs/purchases.md: Settlement',
+    behaviour:
+      'A purchase whose report is known is held and settled by one LEDGER append; the ledger pages through its two entries, at one sequence, one at a time.',
+  },
   'BUY-DOUBLE-SPEND': {
     source: 'docs/money.md: Money rules',
     behaviour: 'Credits for exactly 3 purchases, 50 concurrent purchases: exactly 3 succeed.',

@@ -10,7 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import type { NatsConnection } from '@nats-io/nats-core';
-import type { LedgerFact, ListingFact, Names } from '../../contracts/index.ts';
+import { factsRecorded, type LedgerFact, type ListingFact, type Names } from '../../contracts/index.ts';
 import {
   type AuditSnapshot,
   checkpointsNow,
@@ -204,14 +204,28 @@ export async function runAudit(o: AuditOptions): Promise<AuditReport> {
       });
       return;
     }
-    if (factIds.has(f.id))
-      violate({
-        kind: 'fact_id_duplicate',
-        subject: `fact ${f.id}`,
-        message: `LEDGER seq ${seq} repeats the id of an earlier fact`,
-      });
-    else factIds.add(f.id);
-    ledgerFact(seq, f);
+    if (f.type === 'escrow_held' && f.settled) {
+      const t = f.settled.type;
+      if ((t !== 'escrow_released' && t !== 'escrow_refunded') || typeof f.settled.id !== 'string') {
+        violate({
+          kind: 'fact_unreadable',
+          subject: `LEDGER seq ${seq}`,
+          message: `a hold settled in its own commit names no settlement: ${JSON.stringify(f.settled).slice(0, 200)}`,
+        });
+        return;
+      }
+    }
+    // A hold settled in the same commit records two transitions, each checked as its own fact.
+    for (const r of factsRecorded(f)) {
+      if (factIds.has(r.id))
+        violate({
+          kind: 'fact_id_duplicate',
+          subject: `fact ${r.id}`,
+          message: `LEDGER seq ${seq} repeats the id of an earlier fact`,
+        });
+      else factIds.add(r.id);
+      ledgerFact(seq, r);
+    }
     let made: ReturnType<typeof eventRows>;
     try {
       made = eventRows([{ seq, fact: f }]);

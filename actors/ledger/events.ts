@@ -16,6 +16,7 @@ import type {
   SubscriptionChangedFact,
   schemas,
 } from '../../contracts/index.ts';
+import { factsRecorded } from '../../contracts/index.ts';
 import {
   type EventInsertRow,
   type EventRow,
@@ -34,7 +35,10 @@ type Event = Static<typeof schemas.OutboxEvent>;
 /** The events of one batch of facts, in stream order. */
 export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInsertRow[] {
   const rows: EventInsertRow[] = [];
-  for (const { seq, fact: f } of batch) {
+  for (const { seq, fact } of batch) for (const f of factsRecorded(fact)) factEvents(seq, f);
+  return rows;
+
+  function factEvents(seq: number, f: LedgerFact): void {
     let made = 0;
     const add = (principalId: string, type: EventType, data: Record<string, unknown>) => {
       rows.push({
@@ -141,7 +145,6 @@ export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInse
         throw unknownFact(f);
     }
   }
-  return rows;
 }
 
 /**

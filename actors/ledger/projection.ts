@@ -6,7 +6,7 @@
 // newest fact that carries them.
 // Rows depend only on their facts, so a rebuild by replay produces identical rows.
 import type { ApprovalRecord, Config, IdempotencyRecord, LedgerFact, Names } from '../../contracts/index.ts';
-import { idempotencyRetentionMs } from '../../contracts/index.ts';
+import { factsRecorded, idempotencyRetentionMs } from '../../contracts/index.ts';
 import {
   type ApprovalUpsertRow,
   type BillingRow,
@@ -70,7 +70,8 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
     });
   const approvals = new Map<string, ApprovalUpsertRow>();
   const contexts = new Map<string, ContextFileRow>();
-  for (const { seq, fact: f } of batch) {
+  for (const { seq, fact } of batch) for (const f of factsRecorded(fact)) project(seq, f);
+  function project(seq: number, f: LedgerFact): void {
     // A purchase's key is indexed in its order row; every other call's in the index table, and so is the principal's
     // approve or decline call that a decision records beside it.
     if (f.idempotency && f.type !== 'escrow_held') indexKey(seq, f, f.idempotency);

@@ -47,9 +47,11 @@ import {
 import type { Clock } from '../runtime/clock.ts';
 import {
   badCursor,
+  decodeLedgerCursor,
   decodeNumberCursor,
   decodeTimeIdCursor,
   encodeCursor,
+  encodeLedgerCursor,
   encodeTimeIdCursor,
 } from '../shared/cursor.ts';
 import { subscriptionResource } from '../shared/subscription-resource.ts';
@@ -234,16 +236,17 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
     },
 
     async getLedger({ query: q, caller }) {
-      const beforeSeq = await pageStart('ledger', q.cursor, caller.principalId);
-      if (beforeSeq === 'bad') return badCursor('ledger');
+      const before = q.cursor === undefined ? null : decodeLedgerCursor(q.cursor);
+      if (q.cursor !== undefined && before === null) return badCursor('ledger');
+      if (q.cursor === undefined) await caughtUp(caller.principalId);
       const page = await readLedgerPage(sql, {
         principalId: caller.principalId,
-        beforeSeq,
+        before,
         limit: q.limit ?? pageLimits.default,
       });
       const body: LedgerPageT = {
         items: page.items,
-        next_cursor: page.nextBeforeSeq === null ? null : encodeCursor('ledger', page.nextBeforeSeq),
+        next_cursor: page.nextBefore === null ? null : encodeLedgerCursor(page.nextBefore),
       };
       return okReply(200, body);
     },

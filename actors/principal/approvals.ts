@@ -22,7 +22,7 @@ import { recordOf } from './idempotency.ts';
 import { purchaseRefusal } from './purchase-policy.ts';
 import type { StoredReply } from './purchase-reply.ts';
 import { quotaUse } from './quotas.ts';
-import { settleRequest } from './settlement.ts';
+import { settledAtPurchase } from './settlement.ts';
 import { currentMandate, type HeldRequest, type PrincipalState } from './state.ts';
 
 const noSuchApproval = 'no approval request of this principal has this id';
@@ -174,10 +174,8 @@ async function buyApproved(
     idempotency: { key: held.key, requestHash: held.requestHash, agentId: a.agentId },
     approval: { record: after, call: recordOf(req, req.caller.agentId, reply) },
   };
-  const followUp = art.report
-    ? settleRequest({ orderId, reportDigest: art.report.digest, meanEntailment: art.report.meanEntailment })
-    : undefined;
-  return { fact, reply: okReply(reply.status, reply.body), followUp };
+  if (art.report) fact.settled = settledAtPurchase(d, fact.balanceAfterCents, l, art.report);
+  return { fact, reply: okReply(reply.status, reply.body) };
 }
 
 /** POST /v1/approvals/{id}/decline: nothing is bought; the agent's request answers that it was declined. */

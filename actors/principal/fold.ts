@@ -23,6 +23,7 @@ interface Totals {
 export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
   assert.equal(fact.principalId, state.principalId, 'fact on the wrong principal subject');
   let { availableCents, heldCents, spentCents, creditedCents } = state;
+  let balanceAfterCents = fact.balanceAfterCents;
   switch (fact.type) {
     case 'credited':
       assert(Number.isInteger(fact.amountCents) && fact.amountCents > 0, 'credit must be positive cents');
@@ -39,6 +40,15 @@ export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
       }
       availableCents -= fact.priceCents;
       heldCents += fact.priceCents;
+      if (fact.settled) {
+        // Held and settled in one commit: the hold's balance is this fact's, the settlement's is its own.
+        assert.equal(availableCents, fact.balanceAfterCents, 'fold and fact disagree on the balance after the hold');
+        assert(availableCents >= 0, 'negative credits after a fact');
+        heldCents -= fact.priceCents;
+        if (fact.settled.type === 'escrow_released') spentCents += fact.priceCents;
+        else availableCents += fact.priceCents;
+        balanceAfterCents = fact.settled.balanceAfterCents;
+      }
       break;
     case 'escrow_released':
     case 'escrow_refunded': {
@@ -130,7 +140,7 @@ export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
     default:
       return unknownFact(fact);
   }
-  assert.equal(availableCents, fact.balanceAfterCents, 'fold and fact disagree on the balance');
+  assert.equal(availableCents, balanceAfterCents, 'fold and fact disagree on the balance');
   assert(availableCents >= 0 && heldCents >= 0, 'negative credits after a fact');
   assert.equal(
     creditedCents,
@@ -152,16 +162,18 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
       if (fact.mandate) state.mandates.push(fact.mandate);
       break;
     case 'escrow_held':
-      state.held.set(fact.orderId, {
-        priceCents: fact.priceCents,
-        floor: fact.floor,
-        listingId: fact.listingId,
-        artifactId: fact.artifactId,
-        sellerPrincipalId: fact.sellerPrincipalId,
-        agentId: fact.agentId,
-        sandbox: fact.sandbox,
-        subscriptionId: fact.subscriptionId,
-      });
+      // Settled in the same commit: the order was held and left escrow within this fact.
+      if (!fact.settled)
+        state.held.set(fact.orderId, {
+          priceCents: fact.priceCents,
+          floor: fact.floor,
+          listingId: fact.listingId,
+          artifactId: fact.artifactId,
+          sellerPrincipalId: fact.sellerPrincipalId,
+          agentId: fact.agentId,
+          sandbox: fact.sandbox,
+          subscriptionId: fact.subscriptionId,
+        });
       if (fact.subscription) state.subscriptions.set(fact.subscription.id, fact.subscription);
       if (fact.approval) decide(state, fact.approval.record, fact.at, keys.retentionMs);
       countTowardQuota(state, fact);

@@ -1,7 +1,7 @@
 // A purchase: the listing's and the artifact's quotes, the rules (purchase-policy.ts), then one `escrow_held` fact
 // that moves the price from available to held (or, above the mandate's approval threshold, an approval request:
-// approvals.ts). When the edition's report is known already (the usual case) the
-// order is settled right after the commit, in this actor's mailbox; otherwise the settlement sweeper settles it.
+// approvals.ts). When the edition's report is known already (the usual case) the order's settlement is decided
+// with it and recorded in the same fact, one append; otherwise the settlement sweeper settles it once the report lands.
 import { type EscrowHeldFact, errorReply, type LedgerFact, okReply, type RequestOf } from '../../contracts/index.ts';
 import type { Decision } from '../runtime/host.ts';
 import { purchaseOrderId } from '../shared/ids.ts';
@@ -12,7 +12,7 @@ import { quotaUse } from './quotas.ts';
 import { requestApproval } from './approvals.ts';
 import { keyOf } from './idempotency.ts';
 import { purchaseReply } from './purchase-reply.ts';
-import { settleRequest } from './settlement.ts';
+import { settledAtPurchase } from './settlement.ts';
 
 export async function purchase(
   d: PrincipalDeps,
@@ -65,8 +65,6 @@ export async function purchase(
     // No reply: the fact rebuilds it (idempotency.ts, replyOf).
     idempotency: { key, requestHash, agentId: caller.agentId },
   };
-  const followUp = a.report
-    ? settleRequest({ orderId, reportDigest: a.report.digest, meanEntailment: a.report.meanEntailment })
-    : undefined;
-  return { fact, reply: okReply(reply.status, reply.body), followUp };
+  if (a.report) fact.settled = settledAtPurchase(d, fact.balanceAfterCents, l, a.report);
+  return { fact, reply: okReply(reply.status, reply.body) };
 }

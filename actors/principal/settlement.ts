@@ -1,19 +1,41 @@
 // Settling one held order with its edition's report: released when the report meets the order's floor (the price
-// is spent and accrues to the seller), auto-refunded when it misses. Idempotent by order id: an order no longer
-// held has nothing to settle. The command comes from the actor itself right after a purchase, or from the
-// settlement sweeper (actors/settlement) for orders whose report landed later.
+// is spent and accrues to the seller), auto-refunded when it misses. When the report is known at purchase (the
+// usual case) the settlement is decided with the hold and committed in the same fact (`settledAtPurchase`);
+// otherwise the settlement sweeper (actors/settlement) sends `escrow.settle` once the report lands. Idempotent by
+// order id: an order no longer held has nothing to settle.
 import {
   type BusRequest,
   type LedgerFact,
   okReply,
   type RequestOf,
   type SettleCommand,
+  type SettledAtPurchase,
 } from '../../contracts/index.ts';
 import type { Decision } from '../runtime/host.ts';
 import { internalRequest } from '../runtime/service.ts';
 import { meetsFloor } from '../verification/report.ts';
 import type { PrincipalDeps } from './deps.ts';
 import type { HeldOrder, PrincipalState } from './state.ts';
+
+/**
+ * The settlement of an order decided in its purchase's turn, from the report its artifact quote carried:
+ * `balanceAfterHoldCents` is the available credits once the price is held. The same rule as `settle`.
+ */
+export function settledAtPurchase(
+  d: PrincipalDeps,
+  balanceAfterHoldCents: number,
+  order: { priceCents: number; floor: number },
+  report: { digest: string; meanEntailment: number },
+): SettledAtPurchase {
+  const released = meetsFloor({ summary: { meanEntailment: report.meanEntailment } }, order.floor);
+  return {
+    id: d.ids.uuid(),
+    type: released ? 'escrow_released' : 'escrow_refunded',
+    balanceAfterCents: released ? balanceAfterHoldCents : balanceAfterHoldCents + order.priceCents,
+    reportDigest: report.digest,
+    meanEntailment: report.meanEntailment,
+  };
+}
 
 /** The internal command that settles one held order. */
 export function settleRequest(c: SettleCommand): BusRequest {

@@ -24,7 +24,7 @@ import { recordedCall } from './forwarding.ts';
 import { keyOf, recordOf } from './idempotency.ts';
 import { purchaseRefusal } from './purchase-policy.ts';
 import { quotaUse } from './quotas.ts';
-import { settleRequest } from './settlement.ts';
+import { settledAtPurchase } from './settlement.ts';
 import { currentMandate, type PrincipalState } from './state.ts';
 
 const noSuchSubscription = 'no subscription with this id is yours or to your listings';
@@ -240,10 +240,8 @@ export async function runCycle(
     subscriptionId: sub.id,
     subscription: next,
   };
-  const followUp = a.report
-    ? settleRequest({ orderId, reportDigest: a.report.digest, meanEntailment: a.report.meanEntailment })
-    : undefined;
-  return { fact, reply: answer('held'), followUp };
+  if (a.report) fact.settled = settledAtPurchase(d, fact.balanceAfterCents, listing, a.report);
+  return { fact, reply: answer('held') };
 }
 
 function cancellation(

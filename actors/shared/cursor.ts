@@ -24,6 +24,22 @@ export function decodeNumberCursor(kind: string, cursor: string): number | null 
   return Number.isSafeInteger(n) ? n : null;
 }
 
+/**
+ * A ledger position (storage/ledger-projection.ts, LedgerPosition): `<seq>` for part 0, the form every earlier
+ * ledger cursor had, or `<seq>.1` for a settlement recorded with its hold.
+ */
+export function decodeLedgerCursor(cursor: string): { seq: number; part: 0 | 1 } | null {
+  const pos = positionText('ledger', cursor);
+  const m = pos === null ? null : /^(\d{1,16})(\.1)?$/.exec(pos);
+  if (!m) return null;
+  const seq = Number(m[1]);
+  return Number.isSafeInteger(seq) ? { seq, part: m[2] ? 1 : 0 } : null;
+}
+
+export function encodeLedgerCursor(p: { seq: number; part: 0 | 1 }): string {
+  return encodeCursor('ledger', p.part === 0 ? p.seq : `${p.seq}.1`);
+}
+
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Latest time a cursor may name: the end of year 9999, inside both JavaScript's and PostgreSQL's range. */
 const cursorTimeMaxMs = Date.parse('9999-12-31T23:59:59.999Z');

@@ -500,6 +500,75 @@ describe('settlement', () => {
   });
 });
 
+describe('one commit per purchase', () => {
+  test('[BUY-ONE-COMMIT] a purchase whose report is known is held and settled by one append; the ledger pages through both entries one at a time', async () => {
+    const b = await buyer();
+    const good = await listing('one-commit-good', { price: 300, good: true });
+    const bad = await listing('one-commit-bad', { price: 200, good: false });
+    const before = (await snapshot(b)).lastFactSeq;
+    const released = await buy(b, { listing_id: good.listingId, formats: ['md'] }, 'oc1');
+    const refunded = await buy(b, { listing_id: bad.listingId, formats: ['md'] }, 'oc2');
+    assert.equal(released.status, 201);
+    assert.equal(refunded.status, 201);
+
+    // The principal's subject got exactly one message per purchase, each recording the hold and its settlement.
+    const jsm = await jetstreamManager(sys.nc);
+    const stored: any[] = [];
+    for (let seq = before + 1; ; ) {
+      const m = await jsm.direct.getMessage(sys.names.streams.ledger.name, {
+        next_by_subj: sys.names.ledgerSubject(b.principalId),
+        seq,
+      });
+      if (!m) break;
+      stored.push(m.json());
+      seq = m.seq + 1;
+    }
+    assert.deepEqual(
+      stored.map((f) => [f.type, f.orderId, f.settled?.type]),
+      [
+        ['escrow_held', released.body.order_id, 'escrow_released'],
+        ['escrow_held', refunded.body.order_id, 'escrow_refunded'],
+      ],
+    );
+    // Settled at commit: no wait for a second fact.
+    const states = new Map((await orders(b)).map((o) => [o.id, o.state]));
+    assert.equal(states.get(released.body.order_id), 'released');
+    assert.equal(states.get(refunded.body.order_id), 'auto_refunded');
+
+    // Each purchase is two ledger entries at one stream sequence: a page may end between them and lose neither.
+    const whole = (await sys.call('GET', '/v1/ledger?limit=200', { token: b.token })).body.items as any[];
+    assert.deepEqual(
+      whole.slice(0, 4).map((e) => [e.type, e.reference, e.balance_after_cents]),
+      [
+        ['escrow_refunded', refunded.body.order_id, 100_000 - 300],
+        ['escrow_held', refunded.body.order_id, 100_000 - 300 - 200],
+        ['escrow_released', released.body.order_id, 100_000 - 300],
+        ['escrow_held', released.body.order_id, 100_000 - 300],
+      ],
+    );
+    assert.deepEqual(
+      whole.slice(0, 4).map((e) => e.id),
+      [stored[1].settled.id, stored[1].id, stored[0].settled.id, stored[0].id],
+    );
+    const paged: any[] = [];
+    let cursor: string | null = null;
+    do {
+      const r: { status: number; body: any } = await sys.call(
+        'GET',
+        `/v1/ledger?limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+        { token: b.token },
+      );
+      assert.equal(r.status, 200);
+      paged.push(...r.body.items);
+      cursor = r.body.next_cursor;
+    } while (cursor);
+    assert.deepEqual(
+      paged.map((e) => e.id),
+      whole.map((e) => e.id),
+    );
+  });
+});
+
 describe('concurrency', () => {
   test('[BUY-DOUBLE-SPEND] credits for exactly 3 purchases, 50 concurrent under distinct keys: 3 succeed', async () => {
     const b = await buyer();

@@ -85,7 +85,7 @@ test('[SPINE-MIGRATE-LEDGER] migration 010 keeps every ledger entry: same ids, s
   );
 
   // The paged ledger reads back the same entries, newest first.
-  const page = await readLedgerPage(sql, { principalId: buyer, beforeSeq: null, limit: 10 });
+  const page = await readLedgerPage(sql, { principalId: buyer, before: null, limit: 10 });
   assert.deepEqual(
     page.items.map((e) => [e.id, e.type, e.amount_cents, e.balance_after_cents]),
     [...entries].reverse().map((e) => [e.id, e.type, e.amount_cents, e.balance_after_cents]),

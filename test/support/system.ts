@@ -4,7 +4,14 @@ import { execFile } from 'node:child_process';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstream } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
-import { type Config, type LedgerFact, loadConfig, type Names, names as namesOf } from '../../contracts/index.ts';
+import {
+  type Config,
+  factsRecorded,
+  type LedgerFact,
+  loadConfig,
+  type Names,
+  names as namesOf,
+} from '../../contracts/index.ts';
 import { type Running, startRoles, type Role, type RoleOptions, allRoles } from '../../cli/roles.ts';
 import { connectNats, dropNamespace, openPool, type Sql } from '../../storage/index.ts';
 import { dropDatabase, systemEnv } from './env.ts';
@@ -170,9 +177,13 @@ export async function dropEnv(env: Record<string, string>): Promise<void> {
 export async function projectedLedger(sys: TestSystem) {
   return sys.sql`SELECT stream_seq, id, principal_id, type, amount_cents, balance_after_cents, reference, run_id,
                         sandbox, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-                 FROM ledger ORDER BY stream_seq`;
+                 FROM ledger ORDER BY stream_seq, type IN ('escrow_released', 'escrow_refunded')`;
 }
 
+/**
+ * Every LEDGER fact, as transitions: a hold settled in its own commit is read as the hold, then its settlement, at
+ * the same sequence (contracts/facts.ts, factsRecorded).
+ */
 export async function ledgerFacts(sys: TestSystem): Promise<{ seq: number; fact: LedgerFact }[]> {
   const js = jetstream(sys.nc);
   const name = sys.names.streams.ledger.name;
@@ -182,7 +193,7 @@ export async function ledgerFacts(sys: TestSystem): Promise<{ seq: number; fact:
   const out: { seq: number; fact: LedgerFact }[] = [];
   const messages = await consumer.consume();
   for await (const m of messages) {
-    out.push({ seq: m.seq, fact: m.json() });
+    for (const fact of factsRecorded(m.json<LedgerFact>())) out.push({ seq: m.seq, fact });
     if (m.seq >= info.state.last_seq) break;
   }
   await messages.close();
