@@ -41,6 +41,16 @@ export const requirements = {
     source: 'docs/money.md: Money rules',
     behaviour: 'A fact that breaks a money invariant (balance mismatch, non-positive credit) is refused.',
   },
+  'SPINE-SETTLED-AT-PURCHASE': {
+    source: 'docs/purchases.md: Settlement',
+    behaviour:
+      'A held fact that carries its settlement folds the hold and the settlement; a wrong balance after either is refused.',
+  },
+  'SPINE-STATE-SHARED-EMPTY': {
+    source: "docs/purchases.md: Throughput, and where a purchase's time goes",
+    behaviour:
+      "A principal's state starts on shared empty maps; its first write makes its own, and no write reaches another principal.",
+  },
   'SPINE-CHECK-BEFORE-APPEND': {
     source: 'docs/money.md: Money rules',
     behaviour:

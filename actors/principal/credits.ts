@@ -43,7 +43,20 @@ export async function grantSandbox(
   const earlier = await replayOrConflict(d, state, key, key);
   // Answered as a first run: the sandbox service that asks is itself retrying.
   if (earlier) return { reply: earlier.ok ? okReply(earlier.status, earlier.body) : earlier };
-  const mandate: MandateRecord = { ...g.mandate, createdAt: d.clock.nowIso() };
+  // A literal, not a spread: every sandbox principal keeps this object, and a spread's copy is more than twice
+  // the size (test/bench/actor-memory.ts).
+  const gm = g.mandate;
+  const mandate: MandateRecord = {
+    id: gm.id,
+    perItemCapCents: gm.perItemCapCents,
+    minTrust: gm.minTrust,
+    minFloor: gm.minFloor,
+    minJudgeVersion: gm.minJudgeVersion,
+    rejectOpenJudgeErrata: gm.rejectOpenJudgeErrata,
+    approvalAboveCents: gm.approvalAboveCents,
+    revoked: gm.revoked,
+    createdAt: d.clock.nowIso(),
+  };
   const reply = { status: 200, body: { balance_cents: state.availableCents + g.amountCents, mandate } };
   const idempotency = { key, requestHash: key, agentId: '', reply };
   if (g.amountCents === 0) {

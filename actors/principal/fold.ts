@@ -10,7 +10,7 @@ import {
   utcDay,
 } from '../../contracts/index.ts';
 import { type HotKeyPolicy, rememberKey } from './idempotency.ts';
-import type { PrincipalState } from './state.ts';
+import { own, ownBilling, type PrincipalState } from './state.ts';
 
 interface Totals {
   availableCents: number;
@@ -159,12 +159,13 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
   state.creditedCents = totals.creditedCents;
   switch (fact.type) {
     case 'credited':
-      if (fact.mandate) state.mandates.push(fact.mandate);
+      // A new array of exactly the mandates: a push would grow it to room for 17 (most principals have one).
+      if (fact.mandate) state.mandates = [...state.mandates, fact.mandate];
       break;
     case 'escrow_held':
       // Settled in the same commit: the order was held and left escrow within this fact.
       if (!fact.settled)
-        state.held.set(fact.orderId, {
+        own(state, 'held').set(fact.orderId, {
           priceCents: fact.priceCents,
           floor: fact.floor,
           listingId: fact.listingId,
@@ -174,7 +175,7 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
           sandbox: fact.sandbox,
           subscriptionId: fact.subscriptionId,
         });
-      if (fact.subscription) state.subscriptions.set(fact.subscription.id, fact.subscription);
+      if (fact.subscription) own(state, 'subscriptions').set(fact.subscription.id, fact.subscription);
       if (fact.approval) decide(state, fact.approval.record, fact.at, keys.retentionMs);
       countTowardQuota(state, fact);
       break;
@@ -183,12 +184,10 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
       state.held.delete(fact.orderId);
       break;
     case 'subscription_changed':
-      state.subscriptions.set(fact.subscription.id, fact.subscription);
+      own(state, 'subscriptions').set(fact.subscription.id, fact.subscription);
       break;
     case 'mandate_set': {
-      const i = state.mandates.findIndex((m) => m.id === fact.mandate.id);
-      if (i >= 0) state.mandates.splice(i, 1);
-      state.mandates.push(fact.mandate);
+      state.mandates = [...state.mandates.filter((m) => m.id !== fact.mandate.id), fact.mandate];
       break;
     }
     case 'mandate_revoked':
@@ -199,7 +198,7 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
       break;
     case 'approval_requested': {
       const { key, requestHash } = fact.idempotency!;
-      state.approvals.set(fact.approval.id, { record: fact.approval, key, requestHash });
+      own(state, 'approvals').set(fact.approval.id, { record: fact.approval, key, requestHash });
       break;
     }
     case 'approval_decided':
@@ -208,9 +207,9 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
     case 'context_saved': {
       const before = state.contexts.get(fact.context.id);
       if (before) state.contextSlugs.delete(before.record.slug);
-      state.contextSlugs.set(fact.context.slug, fact.context.id);
+      own(state, 'contextSlugs').set(fact.context.slug, fact.context.id);
       const contentSeq = fact.content === undefined ? before!.contentSeq : seq;
-      state.contexts.set(fact.context.id, { record: fact.context, contentSeq, artifact: before?.artifact });
+      own(state, 'contexts').set(fact.context.id, { record: fact.context, contentSeq, artifact: before?.artifact });
       break;
     }
     case 'context_deleted':
@@ -222,32 +221,33 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
       break;
     case 'skill_saved': {
       const versionSeqs = [...(state.skills.get(fact.skill.id)?.versionSeqs ?? []), seq];
-      state.skills.set(fact.skill.id, { record: fact.skill, versionSeqs });
+      own(state, 'skills').set(fact.skill.id, { record: fact.skill, versionSeqs });
       break;
     }
     case 'skill_deleted':
       state.skills.delete(fact.skill.id);
       break;
     case 'webhook_saved':
-      state.webhooks.set(fact.webhook.id, fact.webhook);
+      own(state, 'webhooks').set(fact.webhook.id, fact.webhook);
       break;
     case 'webhook_deleted':
       state.webhooks.delete(fact.webhook.id);
       break;
     case 'payment_method_saved':
-      state.billing.card = fact.card;
+      ownBilling(state).card = fact.card;
       break;
     case 'payout_account_updated':
-      state.billing.payoutAccount = { accountId: fact.accountId, payoutsEnabled: fact.payoutsEnabled };
+      ownBilling(state).payoutAccount = { accountId: fact.accountId, payoutsEnabled: fact.payoutsEnabled };
       break;
     case 'payout_started': {
       const { transferId, accountId, amountCents, fromSeq, throughSeq } = fact;
-      state.billing.payoutInFlight = { transferId, accountId, amountCents, fromSeq, throughSeq };
-      state.billing.payoutThroughSeq = throughSeq;
+      const b = ownBilling(state);
+      b.payoutInFlight = { transferId, accountId, amountCents, fromSeq, throughSeq };
+      b.payoutThroughSeq = throughSeq;
       break;
     }
     case 'payout_finished': {
-      const b = state.billing;
+      const b = ownBilling(state);
       // A refused transfer leaves its accruals owed: the next run takes them again.
       if (fact.outcome === 'paid') b.paidOutCents += b.payoutInFlight!.amountCents;
       else b.payoutThroughSeq = b.payoutInFlight!.fromSeq;

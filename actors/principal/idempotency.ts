@@ -11,7 +11,7 @@ import {
   type LedgerFact,
 } from '../../contracts/index.ts';
 import type { PrincipalDeps } from './deps.ts';
-import type { HotRecord, PrincipalState } from './state.ts';
+import { type HotRecord, own, type PrincipalState } from './state.ts';
 import type { IdempotencyIndex, IndexedKey } from './idempotency-index.ts';
 import { purchaseReply, type StoredReply } from './purchase-reply.ts';
 import { approvalReplyOf } from './approvals.ts';
@@ -47,7 +47,7 @@ export function rememberKey(
   policy: HotKeyPolicy,
 ): void {
   state.idempotency.delete(record.key);
-  state.idempotency.set(record.key, hotRecord(seq, atMs, record.requestHash));
+  own(state, 'idempotency').set(record.key, hotRecord(seq, atMs, record.requestHash));
   // The map is in fact order, so the oldest are first. Never let go of one the index does not hold yet: until
   // then memory is the only place it is known.
   const indexed = policy.index.indexedThroughSeq();

@@ -93,6 +93,56 @@ export interface PrincipalState {
   spentTodayCents: number;
 }
 
+/**
+ * The empty map every state starts with, one for all: most principals never hold an order past its purchase, a
+ * subscription, an approval, a context file, a skill or a webhook, and eight empty Maps of their own were half of
+ * an idle cached actor's memory. The fold makes a state's own map at its first write (`own`); a write to the
+ * shared one throws, so a write that skips `own` cannot leak between principals.
+ */
+class SharedEmptyMap extends Map<never, never> {
+  override set(): this {
+    throw new Error("a principal's state map is written without own(): the shared empty map stays empty");
+  }
+  override clear(): void {}
+}
+const sharedEmpty = new SharedEmptyMap();
+const noEntries = <K, V>(): Map<K, V> => sharedEmpty as unknown as Map<K, V>;
+
+type MapField = {
+  [F in keyof PrincipalState]: PrincipalState[F] extends Map<unknown, unknown> ? F : never;
+}[keyof PrincipalState];
+
+/** The state's own map `f`, made at its first write (reads may use the shared empty one). */
+export function own<F extends MapField>(state: PrincipalState, f: F): PrincipalState[F] {
+  if (state[f] === (sharedEmpty as unknown)) state[f] = new Map() as PrincipalState[F];
+  return state[f];
+}
+
+/** Billing as every principal starts it, one frozen object for all (a write to it throws): most never bill. */
+const noBilling: BillingView = Object.freeze({
+  card: null,
+  payoutAccount: null,
+  payoutThroughSeq: 0,
+  payoutInFlight: null,
+  paidOutCents: 0,
+});
+
+/** The state's own billing, made at its first write. */
+export function ownBilling(state: PrincipalState): BillingView {
+  if (state.billing === noBilling) state.billing = { ...noBilling };
+  return state.billing;
+}
+
+const isNoBilling = (b: BillingView) =>
+  b.card === null &&
+  b.payoutAccount === null &&
+  b.payoutThroughSeq === 0 &&
+  b.payoutInFlight === null &&
+  b.paidOutCents === 0;
+
+/** A map of snapshot entries; the shared empty one when there are none. */
+const mapOf = <K, V>(entries: [K, V][]): Map<K, V> => (entries.length === 0 ? noEntries() : new Map(entries));
+
 export function initialState(principalId: string): PrincipalState {
   return {
     principalId,
@@ -100,16 +150,16 @@ export function initialState(principalId: string): PrincipalState {
     heldCents: 0,
     spentCents: 0,
     creditedCents: 0,
-    held: new Map(),
+    held: noEntries(),
     mandates: [],
-    subscriptions: new Map(),
-    approvals: new Map(),
-    contexts: new Map(),
-    contextSlugs: new Map(),
-    skills: new Map(),
-    webhooks: new Map(),
-    billing: { card: null, payoutAccount: null, payoutThroughSeq: 0, payoutInFlight: null, paidOutCents: 0 },
-    idempotency: new Map(),
+    subscriptions: noEntries(),
+    approvals: noEntries(),
+    contexts: noEntries(),
+    contextSlugs: noEntries(),
+    skills: noEntries(),
+    webhooks: noEntries(),
+    billing: noBilling,
+    idempotency: noEntries(),
     evictedThroughSeq: 0,
     plan: null,
     quotaDayStartMs: 0,
@@ -150,14 +200,15 @@ export function fromSnapshot(data: unknown): PrincipalState {
   };
   return {
     ...s,
-    held: new Map(s.held),
-    subscriptions: new Map(s.subscriptions),
-    approvals: new Map(s.approvals),
-    contexts: new Map(s.contexts),
+    billing: isNoBilling(s.billing) ? noBilling : s.billing,
+    held: mapOf(s.held),
+    subscriptions: mapOf(s.subscriptions),
+    approvals: mapOf(s.approvals),
+    contexts: mapOf(s.contexts),
     // Derived from the files, so not in the snapshot.
-    contextSlugs: new Map(s.contexts.map(([id, c]) => [c.record.slug, id])),
-    skills: new Map(s.skills),
-    webhooks: new Map(s.webhooks),
-    idempotency: new Map(s.idempotency),
+    contextSlugs: mapOf(s.contexts.map(([id, c]) => [c.record.slug, id])),
+    skills: mapOf(s.skills),
+    webhooks: mapOf(s.webhooks),
+    idempotency: mapOf(s.idempotency),
   };
 }

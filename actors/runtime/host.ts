@@ -111,7 +111,7 @@ export interface HostOptions {
   callTimeoutMs: number;
 }
 
-interface Cell {
+export interface Cell {
   key: string;
   id: string;
   shard: number;
@@ -128,6 +128,34 @@ interface Cell {
   /** `msg` is null for a follow-up the actor gave itself: nobody waits for its reply. `trace`: its sender's span. */
   queue: { req: BusRequest; msg: Msg | null; trace?: Context }[];
   running: boolean;
+}
+
+/** The actor a command is for: the last token of its subject, `<ns>.actor.<kind>.<shard>.<id>`. */
+export const actorIdOf = (subject: string): string => subject.slice(subject.lastIndexOf('.') + 1);
+
+/** The key of an actor's cell among the host's cells. */
+export const cellKey = (kind: string, id: string): string => `${kind}:${id}`;
+
+/**
+ * A cached actor, not yet loaded: what the host keeps per actor besides its state. Exported for the memory benchmark
+ * (test/bench/actor-memory.ts), which measures cells made exactly as the host makes them.
+ */
+export function newCell(behaviour: ActorBehaviour<any, any, any>, shard: number, id: string, key: string): Cell {
+  return {
+    key,
+    // The id as part of the key: the one given is a slice of the command's subject, and would keep it in memory.
+    id: key.slice(key.length - id.length),
+    shard,
+    behaviour,
+    state: behaviour.initial(id),
+    seq: 0,
+    loaded: false,
+    factsSinceSnapshot: 0,
+    lastSnapshotBytes: 0,
+    snapshotAtMs: 0,
+    queue: [],
+    running: false,
+  };
 }
 
 /** Retries of one command after an append conflict or a lost acknowledgement, before answering unavailable. */
@@ -246,7 +274,7 @@ export class ActorHost {
   }
 
   private enqueue(behaviour: ActorBehaviour<any, any, any>, shard: number, msg: Msg): void {
-    const id = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
+    const id = actorIdOf(msg.subject);
     let req: BusRequest;
     try {
       req = msg.json<BusRequest>();
@@ -264,7 +292,7 @@ export class ActorHost {
   }
 
   private cell(behaviour: ActorBehaviour<any, any, any>, shard: number, id: string): Cell {
-    const key = `${behaviour.kind}:${id}`;
+    const key = cellKey(behaviour.kind, id);
     let cell = this.cells.get(key);
     if (cell) {
       // Map order is recency order: re-insert on use so eviction takes the least recently used.
@@ -272,20 +300,7 @@ export class ActorHost {
       this.cells.set(key, cell);
       return cell;
     }
-    cell = {
-      key,
-      id,
-      shard,
-      behaviour,
-      state: behaviour.initial(id),
-      seq: 0,
-      loaded: false,
-      factsSinceSnapshot: 0,
-      lastSnapshotBytes: 0,
-      snapshotAtMs: 0,
-      queue: [],
-      running: false,
-    };
+    cell = newCell(behaviour, shard, id, key);
     this.cells.set(key, cell);
     if (this.cells.size > this.o.actorsCachedMax) this.evict();
     return cell;

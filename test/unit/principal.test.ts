@@ -138,3 +138,78 @@ test('[SPINE-INVARIANTS] a fact whose balance disagrees with the fold, or that c
     /wrong principal/,
   );
 });
+
+test('[SPINE-SETTLED-AT-PURCHASE] a hold that carries its settlement folds both transitions, and either balance wrong is refused', () => {
+  const funded = () => {
+    const s = behaviour.initial(principalId);
+    behaviour.apply(
+      s,
+      {
+        type: 'credited',
+        id: 'c',
+        at: new Date(now).toISOString(),
+        principalId,
+        sandbox: true,
+        source: 'sandbox_topup',
+        amountCents: 1_000,
+        topupId: 't',
+        balanceAfterCents: 1_000,
+      },
+      1,
+    );
+    return s;
+  };
+  const held = (balanceAfterCents: number, settled: { type: 'escrow_released' | 'escrow_refunded'; after: number }) =>
+    ({
+      type: 'escrow_held',
+      id: 'h',
+      at: new Date(now).toISOString(),
+      principalId,
+      sandbox: true,
+      balanceAfterCents,
+      orderId: 'o',
+      agentId: 'a',
+      listingId: 'l',
+      artifactId: 'art',
+      editionId: 'e',
+      sellerPrincipalId: 's',
+      priceCents: 300,
+      formats: ['md'],
+      floor: 0.5,
+      priceSnapshotId: 'l@1',
+      subscriptionId: null,
+      settled: {
+        id: 'r',
+        type: settled.type,
+        balanceAfterCents: settled.after,
+        reportDigest: 'd',
+        meanEntailment: 0.9,
+      },
+    }) as LedgerFact;
+  const released = behaviour.apply(funded(), held(700, { type: 'escrow_released', after: 700 }), 2);
+  assert.deepEqual(
+    [released.availableCents, released.heldCents, released.spentCents, released.held.size],
+    [700, 0, 300, 0],
+    'spent, and no order left in escrow',
+  );
+  const refunded = behaviour.apply(funded(), held(700, { type: 'escrow_refunded', after: 1_000 }), 2);
+  assert.deepEqual([refunded.availableCents, refunded.heldCents, refunded.spentCents], [1_000, 0, 0]);
+  assert.throws(
+    () => behaviour.check(funded(), held(1_000, { type: 'escrow_released', after: 700 })),
+    /after the hold/,
+  );
+  assert.throws(() => behaviour.check(funded(), held(700, { type: 'escrow_released', after: 1_000 })), /disagree/);
+  assert.throws(() => behaviour.check(funded(), held(700, { type: 'escrow_refunded', after: 700 })), /disagree/);
+});
+
+test('[SPINE-STATE-SHARED-EMPTY] states start on shared empty maps: a write gives the state its own, and never reaches another principal', async () => {
+  const a = behaviour.initial(principalId);
+  const b = behaviour.initial('22222222-2222-4222-8222-222222222222');
+  assert.equal(a.idempotency, b.idempotency, 'one empty map for both until either writes');
+  assert.throws(() => a.idempotency.set('k', 'v'), /own\(\)/, 'the shared map refuses a write that skips own()');
+  await run(a, topUp('shared-empty-1', 5));
+  assert.equal(a.idempotency.size, 1);
+  assert.equal(b.idempotency.size, 0, "the other principal's map is untouched");
+  assert.notEqual(a.idempotency, b.idempotency);
+  assert.equal(behaviour.initial('x').idempotency.size, 0, 'and the shared one is still empty');
+});
