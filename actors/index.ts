@@ -28,7 +28,7 @@ export { runSettlementSweeper } from './settlement/worker.ts';
 export { runDueCycles, runSubscriptionScheduler, type SchedulerDeps } from './subscriptions/scheduler.ts';
 export { expireDue, runApprovalSweep } from './approvals/sweep.ts';
 
-export { corpusArtifact, corpusErrata, corpusSellers, loadSandboxCorpus } from './sandbox/corpus.ts';
+export { corpusArtifact, corpusArtifactRow, corpusErrata, corpusSellers, loadSandboxCorpus } from './sandbox/corpus.ts';
 export { currentJudgeVersion, judgeModel, judgePromptHash, judgeVersions } from './verification/judge.ts';
 export {
   builtinJudge,

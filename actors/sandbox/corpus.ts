@@ -73,6 +73,25 @@ export function sourcesSectionLines(sources: Iterable<SourceText>): string[] {
 }
 
 /** Artifact `index` of the corpus of `seed`. */
+/** A corpus artifact and its first edition as the catalog stores them (insertArtifactsBulk's row). */
+export function corpusArtifactRow(a: CorpusArtifact) {
+  return {
+    artifact: { id: a.id, ownerPrincipalId: a.ownerPrincipalId, sandbox: true },
+    edition: {
+      id: a.editionId,
+      artifactId: a.id,
+      contentHash: contentHash(a.content),
+      content: a.content,
+      title: a.title,
+      topics: a.topics,
+      description: a.description,
+      floor: a.floor,
+      judgeVersion: a.judgeVersion,
+      createdAt: a.createdAt,
+    },
+  };
+}
+
 export function corpusArtifact(seed: string, index: number): CorpusArtifact {
   const r = rng(seed, index);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
@@ -221,26 +240,7 @@ export async function loadSandboxCorpus(
 
       const batch = Array.from({ length: Math.min(500, count - start) }, (_, i) => corpusArtifact(seed, start + i));
       await d.sql.begin(async (tx) => {
-        const created = new Set(
-          await insertArtifactsBulk(
-            tx as unknown as Sql,
-            batch.map((a) => ({
-              artifact: { id: a.id, ownerPrincipalId: a.ownerPrincipalId, sandbox: true },
-              edition: {
-                id: a.editionId,
-                artifactId: a.id,
-                contentHash: contentHash(a.content),
-                content: a.content,
-                title: a.title,
-                topics: a.topics,
-                description: a.description,
-                floor: a.floor,
-                judgeVersion: a.judgeVersion,
-                createdAt: a.createdAt,
-              },
-            })),
-          ),
-        );
+        const created = new Set(await insertArtifactsBulk(tx as unknown as Sql, batch.map(corpusArtifactRow)));
         await enqueueOutboxBulk(
           tx as unknown as Sql,
           batch

@@ -9,8 +9,7 @@
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { contentHash } from '../../actors/catalog/service.ts';
-import { corpusArtifact, weightAtEpoch } from '../../actors/index.ts';
+import { corpusArtifact, corpusArtifactRow, weightAtEpoch } from '../../actors/index.ts';
 import { pgServerUrl, systemEnv } from '../support/env.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import { dropEnv } from '../support/system.ts';
@@ -113,24 +112,7 @@ async function loadPrejudged(db: Sql, seed: string, count: number): Promise<void
     });
     await db.begin(async (tx) => {
       const t = tx as unknown as Sql;
-      await insertArtifactsBulk(
-        t,
-        batch.map((a) => ({
-          artifact: { id: a.id, ownerPrincipalId: a.ownerPrincipalId, sandbox: true },
-          edition: {
-            id: a.editionId,
-            artifactId: a.id,
-            contentHash: contentHash(a.content),
-            content: a.content,
-            title: a.title,
-            topics: a.topics,
-            description: a.description,
-            floor: a.floor,
-            judgeVersion: a.judgeVersion,
-            createdAt: a.createdAt,
-          },
-        })),
-      );
+      await insertArtifactsBulk(t, batch.map(corpusArtifactRow));
       const rows = jsonRows(reports.map(({ pass: _, owner: __, ...r }) => r));
       await t`
         INSERT INTO reports (digest, edition_id, artifact_id, sandbox, judge_model, judge_version, mean_entailment,
