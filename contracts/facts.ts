@@ -112,49 +112,71 @@ export interface SettledAtPurchase {
   meanEntailment: number;
 }
 
-/** The settlement a held fact carries, as the fact it records; null when the order was left held. */
-export function settlementOf(f: EscrowHeldFact): EscrowReleasedFact | EscrowRefundedFact | null {
-  const s = f.settled;
-  if (!s) return null;
+/** What a settlement fact repeats of its held order. */
+export type SettledOrder = Pick<
+  EscrowHeldFact,
+  | 'principalId'
+  | 'sandbox'
+  | 'orderId'
+  | 'priceCents'
+  | 'listingId'
+  | 'artifactId'
+  | 'sellerPrincipalId'
+  | 'agentId'
+  | 'floor'
+  | 'subscriptionId'
+>;
+
+/** The release or refund of a held order by its report, as its own fact, decided at `at`. */
+export function settlementFact(
+  o: SettledOrder,
+  s: SettledAtPurchase,
+  at: string,
+): EscrowReleasedFact | EscrowRefundedFact {
   // Plain literals on the hot path: every purchase's settlement is read through here.
   return s.type === 'escrow_released'
     ? {
         id: s.id,
-        at: f.at,
-        principalId: f.principalId,
-        sandbox: f.sandbox,
+        at,
+        principalId: o.principalId,
+        sandbox: o.sandbox,
         balanceAfterCents: s.balanceAfterCents,
         type: 'escrow_released',
-        orderId: f.orderId,
-        priceCents: f.priceCents,
-        listingId: f.listingId,
-        artifactId: f.artifactId,
-        sellerPrincipalId: f.sellerPrincipalId,
-        agentId: f.agentId,
-        floor: f.floor,
-        subscriptionId: f.subscriptionId,
+        orderId: o.orderId,
+        priceCents: o.priceCents,
+        listingId: o.listingId,
+        artifactId: o.artifactId,
+        sellerPrincipalId: o.sellerPrincipalId,
+        agentId: o.agentId,
+        floor: o.floor,
+        subscriptionId: o.subscriptionId,
         reportDigest: s.reportDigest,
         meanEntailment: s.meanEntailment,
       }
     : {
         id: s.id,
-        at: f.at,
-        principalId: f.principalId,
-        sandbox: f.sandbox,
+        at,
+        principalId: o.principalId,
+        sandbox: o.sandbox,
         balanceAfterCents: s.balanceAfterCents,
         type: 'escrow_refunded',
         reason: 'floor_missed',
-        orderId: f.orderId,
-        priceCents: f.priceCents,
-        listingId: f.listingId,
-        artifactId: f.artifactId,
-        sellerPrincipalId: f.sellerPrincipalId,
-        agentId: f.agentId,
-        floor: f.floor,
-        subscriptionId: f.subscriptionId,
+        orderId: o.orderId,
+        priceCents: o.priceCents,
+        listingId: o.listingId,
+        artifactId: o.artifactId,
+        sellerPrincipalId: o.sellerPrincipalId,
+        agentId: o.agentId,
+        floor: o.floor,
+        subscriptionId: o.subscriptionId,
         reportDigest: s.reportDigest,
         meanEntailment: s.meanEntailment,
       };
+}
+
+/** The settlement a held fact carries, as the fact it records; null when the order was left held. */
+export function settlementOf(f: EscrowHeldFact): EscrowReleasedFact | EscrowRefundedFact | null {
+  return f.settled ? settlementFact(f, f.settled, f.at) : null;
 }
 
 /**

@@ -198,7 +198,7 @@ export type {
   TopupFailedFact,
   TopupRequestedFact,
 } from './facts.ts';
-export { factsRecorded, settlementOf } from './facts.ts';
+export { factsRecorded, settlementFact, settlementOf } from './facts.ts';
 
 export { jsonDepthMax, jsonValueProblem, storableText, textProblem } from './text.ts';
 export {

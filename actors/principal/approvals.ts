@@ -22,7 +22,7 @@ import { recordOf } from './idempotency.ts';
 import { purchaseRefusal } from './purchase-policy.ts';
 import type { StoredReply } from './purchase-reply.ts';
 import { quotaUse } from './quotas.ts';
-import { settledAtPurchase } from './settlement.ts';
+import { decideSettlement } from './settlement.ts';
 import { currentMandate, type HeldRequest, type PrincipalState } from './state.ts';
 
 const noSuchApproval = 'no approval request of this principal has this id';
@@ -174,7 +174,7 @@ async function buyApproved(
     idempotency: { key: held.key, requestHash: held.requestHash, agentId: a.agentId },
     approval: { record: after, call: recordOf(req, req.caller.agentId, reply) },
   };
-  if (art.report) fact.settled = settledAtPurchase(d, fact.balanceAfterCents, l, art.report);
+  if (art.report) fact.settled = decideSettlement(d, fact.balanceAfterCents, l, art.report);
   return { fact, reply: okReply(reply.status, reply.body) };
 }
 

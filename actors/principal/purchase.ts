@@ -12,7 +12,7 @@ import { quotaUse } from './quotas.ts';
 import { requestApproval } from './approvals.ts';
 import { keyOf } from './idempotency.ts';
 import { purchaseReply } from './purchase-reply.ts';
-import { settledAtPurchase } from './settlement.ts';
+import { decideSettlement } from './settlement.ts';
 
 export async function purchase(
   d: PrincipalDeps,
@@ -65,6 +65,6 @@ export async function purchase(
     // No reply: the fact rebuilds it (idempotency.ts, replyOf).
     idempotency: { key, requestHash, agentId: caller.agentId },
   };
-  if (a.report) fact.settled = settledAtPurchase(d, fact.balanceAfterCents, l, a.report);
+  if (a.report) fact.settled = decideSettlement(d, fact.balanceAfterCents, l, a.report);
   return { fact, reply: okReply(reply.status, reply.body) };
 }

@@ -1,8 +1,8 @@
 // Settling one held order with its edition's report: released when the report meets the order's floor (the price
-// is spent and accrues to the seller), auto-refunded when it misses. When the report is known at purchase (the
-// usual case) the settlement is decided with the hold and committed in the same fact (`settledAtPurchase`);
-// otherwise the settlement sweeper (actors/settlement) sends `escrow.settle` once the report lands. Idempotent by
-// order id: an order no longer held has nothing to settle.
+// is spent and accrues to the seller), auto-refunded when it misses; `decideSettlement` is that rule, for both
+// paths. When the report is known at purchase (the usual case) the settlement is decided with the hold and
+// committed in the same fact; otherwise the settlement sweeper (actors/settlement) sends `escrow.settle` once the
+// report lands. Idempotent by order id: an order no longer held has nothing to settle.
 import {
   type BusRequest,
   type LedgerFact,
@@ -10,6 +10,7 @@ import {
   type RequestOf,
   type SettleCommand,
   type SettledAtPurchase,
+  settlementFact,
 } from '../../contracts/index.ts';
 import type { Decision } from '../runtime/host.ts';
 import { internalRequest } from '../runtime/service.ts';
@@ -18,12 +19,13 @@ import type { PrincipalDeps } from './deps.ts';
 import type { HeldOrder, PrincipalState } from './state.ts';
 
 /**
- * The settlement of an order decided in its purchase's turn, from the report its artifact quote carried:
- * `balanceAfterHoldCents` is the available credits once the price is held. The same rule as `settle`.
+ * The one settlement rule: a held order's report releases it when it meets the order's floor (the price is spent)
+ * and refunds it when it misses (the price returns to available credits). `availableCents` is the available credits
+ * before the settlement: once the price is held, whether in the purchase's own turn or later.
  */
-export function settledAtPurchase(
+export function decideSettlement(
   d: PrincipalDeps,
-  balanceAfterHoldCents: number,
+  availableCents: number,
   order: { priceCents: number; floor: number },
   report: { digest: string; meanEntailment: number },
 ): SettledAtPurchase {
@@ -31,7 +33,7 @@ export function settledAtPurchase(
   return {
     id: d.ids.uuid(),
     type: released ? 'escrow_released' : 'escrow_refunded',
-    balanceAfterCents: released ? balanceAfterHoldCents : balanceAfterHoldCents + order.priceCents,
+    balanceAfterCents: released ? availableCents : availableCents + order.priceCents,
     reportDigest: report.digest,
     meanEntailment: report.meanEntailment,
   };
@@ -61,46 +63,12 @@ export function settle(d: PrincipalDeps, state: PrincipalState, req: RequestOf<'
       waitedSeconds: c.noReportAfterSeconds,
     };
   } else {
-    // Every purchase settles here: plain literals, no spreads (docs/REVIEW.md).
-    const released = meetsFloor({ summary: { meanEntailment: c.meanEntailment } }, order.floor);
-    fact = released
-      ? {
-          id: d.ids.uuid(),
-          at: d.clock.nowIso(),
-          principalId: state.principalId,
-          sandbox: order.sandbox,
-          balanceAfterCents: state.availableCents,
-          type: 'escrow_released',
-          orderId: c.orderId,
-          priceCents: order.priceCents,
-          listingId: order.listingId,
-          artifactId: order.artifactId,
-          sellerPrincipalId: order.sellerPrincipalId,
-          agentId: order.agentId,
-          floor: order.floor,
-          subscriptionId: order.subscriptionId,
-          reportDigest: c.reportDigest,
-          meanEntailment: c.meanEntailment,
-        }
-      : {
-          id: d.ids.uuid(),
-          at: d.clock.nowIso(),
-          principalId: state.principalId,
-          sandbox: order.sandbox,
-          balanceAfterCents: state.availableCents + order.priceCents,
-          type: 'escrow_refunded',
-          reason: 'floor_missed',
-          orderId: c.orderId,
-          priceCents: order.priceCents,
-          listingId: order.listingId,
-          artifactId: order.artifactId,
-          sellerPrincipalId: order.sellerPrincipalId,
-          agentId: order.agentId,
-          floor: order.floor,
-          subscriptionId: order.subscriptionId,
-          reportDigest: c.reportDigest,
-          meanEntailment: c.meanEntailment,
-        };
+    // A report that landed after the purchase (the sweeper's command); the settlement is the purchase's own rule.
+    const decided = decideSettlement(d, state.availableCents, order, {
+      digest: c.reportDigest,
+      meanEntailment: c.meanEntailment,
+    });
+    fact = settlementFact({ principalId: state.principalId, orderId: c.orderId, ...order }, decided, d.clock.nowIso());
   }
   return { fact, reply: okReply(200, { order_id: c.orderId, settled: true, outcome: fact.type }) };
 }

@@ -24,7 +24,7 @@ import { recordedCall } from './forwarding.ts';
 import { keyOf, recordOf } from './idempotency.ts';
 import { purchaseRefusal } from './purchase-policy.ts';
 import { quotaUse } from './quotas.ts';
-import { settledAtPurchase } from './settlement.ts';
+import { decideSettlement } from './settlement.ts';
 import { currentMandate, type PrincipalState } from './state.ts';
 
 const noSuchSubscription = 'no subscription with this id is yours or to your listings';
@@ -240,7 +240,7 @@ export async function runCycle(
     subscriptionId: sub.id,
     subscription: next,
   };
-  if (a.report) fact.settled = settledAtPurchase(d, fact.balanceAfterCents, listing, a.report);
+  if (a.report) fact.settled = decideSettlement(d, fact.balanceAfterCents, listing, a.report);
   return { fact, reply: answer('held') };
 }
 
