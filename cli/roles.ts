@@ -84,6 +84,7 @@ import {
   listingProjection,
   healthAlerts,
   runProjection,
+  runProjections,
   type Sql,
   BlobDir,
   escrowTotals,
@@ -254,12 +255,12 @@ export async function startRoles(
         runProjection(nc, sql, listingProjection(names), projector, signal),
       ),
       await singleton('outbox_relay', (signal) => runOutboxRelay(nc, sql, log, signal)),
-      await singleton('principal_facts_projector', (signal) =>
-        runProjection(nc, sql, principalFactsOf(names, config), projector, signal),
+      // The LEDGER stream's two projections share one pass: each fact is delivered, parsed and committed once for
+      // both. The events store keeps its own checkpoint (a rebuild resets it alone); after each commit it tells
+      // gateways whose events it wrote (notifications of the MCP resource assay://events).
+      await singleton('ledger_projector', (signal) =>
+        runProjections(nc, sql, [principalFactsOf(names, config), eventsOf(names, nc)], projector, signal),
       ),
-      // The events store is its own projection of the same stream, off the purchase path: it lags, never slows it.
-      // After each commit it tells gateways whose events it wrote (notifications of the MCP resource assay://events).
-      await singleton('events_projector', (signal) => runProjection(nc, sql, eventsOf(names, nc), projector, signal)),
       await singleton('settlement_sweeper', (signal) => runSettlementSweeper(settlementDeps, signal)),
       // Seller payouts on a schedule, by one worker at a time (`assay payouts run` asks for one at once).
       ...(config.payoutIntervalMs > 0 && config.stripeSecretKey

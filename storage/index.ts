@@ -48,6 +48,7 @@ export {
   projectionCheckpoint,
   rebuildProjection,
   runProjection,
+  runProjections,
 } from './projector.ts';
 export {
   connectNats,

@@ -3,6 +3,11 @@
 // applied exactly once; if the checkpoint moved under us (a rebuild reset it, or another projector ran) the batch
 // rolls back and the projector restarts from the stored checkpoint.
 //
+// Projections of one stream run in one pass (`runProjections`): one consumer, each fact delivered and parsed once,
+// each batch one transaction that applies every projection and moves every checkpoint. Checkpoints stay one per
+// projection, since a rebuild resets only its own: a projection behind the others catches up on its own and then
+// joins the shared pass.
+//
 // One fact can never stop a projection: when PostgreSQL refuses a batch for what is in it (a data error, not a
 // lost connection), the projector commits that batch one fact at a time, and a fact that still cannot be written
 // is parked (a `parked_facts` row with its error, in the transaction that moves the checkpoint past it), logged,
@@ -70,6 +75,8 @@ export interface ProjectorOptions {
   log: Logger;
   /** Where parked facts are raised as alerts (absent in one-off rebuilds that report on their own). */
   alerts?: HealthAlerts;
+  /** Overrides `catchUpWhileOthersWaitMax` (tests lower it to exercise catching up in rounds). */
+  catchUpWhileOthersWaitMax?: number;
 }
 
 export async function projectionCheckpoint(sql: Sql, p: Projection<unknown>): Promise<number> {
@@ -80,25 +87,75 @@ export async function projectionCheckpoint(sql: Sql, p: Projection<unknown>): Pr
 }
 
 /** Run a projection until `signal` aborts, restarting from its checkpoint after any failure. */
-export async function runProjection<F>(
+export function runProjection<F>(
   nc: NatsConnection,
   sql: Sql,
   p: Projection<F>,
   o: ProjectorOptions,
   signal: AbortSignal,
 ): Promise<void> {
-  const parking = new ParkingBudget();
+  return runProjections(nc, sql, [p], o, signal);
+}
+
+/**
+ * A projection at most this many facts behind the others catches up while they wait, so that all meet at one
+ * checkpoint and share one pass again (a few seconds of replay at most). Further behind (a rebuild), the others go on
+ * in their own pass meanwhile, and it catches up in rounds.
+ */
+const catchUpWhileOthersWaitMax = 20_000;
+
+/**
+ * Run projections of one stream in one pass until `signal` aborts, restarting from their checkpoints after any
+ * failure. While their checkpoints differ, the ones furthest behind catch up to the next checkpoint first.
+ */
+export async function runProjections<F>(
+  nc: NatsConnection,
+  sql: Sql,
+  ps: Projection<F>[],
+  o: ProjectorOptions,
+  signal: AbortSignal,
+  parking = new Map(ps.map((p) => [p.checkpoint, new ParkingBudget()])),
+): Promise<void> {
   while (!signal.aborted) {
     try {
-      await projectFromCheckpoint(nc, sql, p, o, parking, signal, null);
+      const at = await Promise.all(ps.map((p) => startingCheckpoint(sql, p as Projection<unknown>)));
+      const low = Math.min(...at);
+      const behind = ps.filter((_, i) => at[i] === low);
+      if (behind.length === ps.length) {
+        await projectFromCheckpoint(nc, sql, ps, low, o, parking, signal, null);
+        continue;
+      }
+      const ahead = ps.filter((_, i) => at[i] !== low);
+      const next = Math.min(...at.filter((c) => c !== low));
+      if (next - low <= (o.catchUpWhileOthersWaitMax ?? catchUpWhileOthersWaitMax)) {
+        await projectFromCheckpoint(nc, sql, behind, low, o, parking, signal, next);
+        continue;
+      }
+      const meanwhile = new AbortController();
+      const aheadRun = runProjections(nc, sql, ahead, o, AbortSignal.any([signal, meanwhile.signal]), parking);
+      try {
+        await projectFromCheckpoint(nc, sql, behind, low, o, parking, signal, next);
+      } finally {
+        meanwhile.abort();
+        await aheadRun;
+      }
     } catch (err) {
       if (signal.aborted) break;
       if (!(err instanceof CheckpointMoved)) {
-        o.log.error({ err, projection: p.checkpoint }, 'projection failed; restarting from its checkpoint');
+        o.log.error(
+          { err, projection: ps.map((p) => p.checkpoint).join(',') },
+          'projection failed; restarting from its checkpoint',
+        );
         await sleep(retryAfterFailureMs, undefined, { signal }).catch(() => {});
       }
     }
   }
+}
+
+/** A projection's checkpoint, created at 0 the first time it runs. */
+async function startingCheckpoint(sql: Sql, p: Projection<unknown>): Promise<number> {
+  await sql`INSERT INTO projection_checkpoints (name, last_seq) VALUES (${p.checkpoint}, 0) ON CONFLICT DO NOTHING`;
+  return projectionCheckpoint(sql, p);
 }
 
 /**
@@ -131,16 +188,17 @@ type Read<F> = { seq: number; fact: F; raw?: undefined } | { seq: number; fact: 
 async function projectFromCheckpoint<F>(
   nc: NatsConnection,
   sql: Sql,
-  p: Projection<F>,
+  ps: Projection<F>[],
+  from: number,
   o: ProjectorOptions,
-  parking: ParkingBudget,
+  parking: Map<string, ParkingBudget>,
   signal: AbortSignal,
   untilSeq: number | null,
 ): Promise<void> {
-  await sql`INSERT INTO projection_checkpoints (name, last_seq) VALUES (${p.checkpoint}, 0) ON CONFLICT DO NOTHING`;
-  let checkpoint = await projectionCheckpoint(sql, p as Projection<unknown>);
+  let checkpoint = from;
   if (untilSeq !== null && checkpoint >= untilSeq) return;
-  const consumer = await jetstream(nc).consumers.get(p.stream, { opt_start_seq: checkpoint + 1 });
+  const stream = ps[0]!.stream;
+  const consumer = await jetstream(nc).consumers.get(stream, { opt_start_seq: checkpoint + 1 });
   const messages = await consumer.consume({ max_messages: 4000, expires: pullExpiresMs });
   let stalled = false;
   const stall = () => {
@@ -166,10 +224,12 @@ async function projectFromCheckpoint<F>(
   // The stream's head as the newest message read says it (its sequence plus what is pending after it): lag for the
   // metrics without a query.
   let head = checkpoint;
-  const unregister = registerProjection({
-    name: p.checkpoint.split(':')[0]!,
-    position: () => ({ applied: checkpoint, head: Math.max(head, checkpoint) }),
-  });
+  const unregister = ps.map((p) =>
+    registerProjection({
+      name: p.checkpoint.split(':')[0]!,
+      position: () => ({ applied: checkpoint, head: Math.max(head, checkpoint) }),
+    }),
+  );
   const waker: { wake: (() => void) | null } = { wake: null };
   let ended = false;
   const onAbort = () => {
@@ -213,57 +273,109 @@ async function projectFromCheckpoint<F>(
         waker.wake = null;
         continue;
       }
-      // Whatever arrived while the previous batch was being committed forms the next one.
-      let batch: Read<F>[];
-      if (oneByOneThroughSeq > checkpoint) batch = buffer.splice(0, 1);
-      else {
-        batch = buffer;
-        buffer = [];
-      }
+      // Whatever arrived while the previous batch was being committed forms the next one, up to `untilSeq` when
+      // catching up: the facts after it are the shared pass's.
+      const take =
+        oneByOneThroughSeq > checkpoint ? 1 : untilSeq === null ? buffer.length : countThrough(buffer, untilSeq);
+      const batch = take === buffer.length ? buffer : buffer.slice(0, take);
+      buffer = take === buffer.length ? [] : buffer.slice(take);
       lastCommitAt = performance.now();
+      // A stream with no message at `untilSeq` (deleted) still gets there: nothing in between, the checkpoint moves.
+      const through = batch.at(-1)?.seq ?? untilSeq!;
       try {
-        await commitBatch(sql, p, batch, checkpoint);
+        await commitBatch(sql, ps, batch, checkpoint, through);
       } catch (err) {
         if (err instanceof CheckpointMoved || !refusedForItsFacts(err)) throw err;
         if (batch.length > 1) {
           buffer = batch.concat(buffer);
-          oneByOneThroughSeq = batch.at(-1)!.seq;
+          oneByOneThroughSeq = through;
           continue;
         }
-        if (!parking.take()) throw err;
-        await park(sql, p, o, batch[0]!, err, checkpoint);
+        // One fact that some projection refuses: each projection commits it on its own, and those that refuse it
+        // park it; the others have it applied.
+        await commitOrPark(sql, ps, o, parking, batch[0]!, checkpoint, ps.length > 1 ? null : err);
       }
-      checkpoint = batch.at(-1)!.seq;
+      checkpoint = through;
     }
-    if (stalled && !signal.aborted) throw new Error(`the consumer of ${p.stream} stalled; restarting it`);
+    if (stalled && !signal.aborted) throw new Error(`the consumer of ${stream} stalled; restarting it`);
   } finally {
     clearInterval(stallCheck);
-    unregister();
+    for (const u of unregister) u();
     signal.removeEventListener('abort', onAbort);
     await messages.close();
     await reader.catch(() => {});
+    // An ordered consumer outlives its reader by five minutes on the server unless deleted: a projector that
+    // restarts (or catches up in rounds) would leave one behind each time. Not awaited: NATS may be what failed.
+    consumer.delete().catch(() => {});
   }
 }
 
-/** Apply a batch and move the checkpoint from `expected` to its last sequence, in one transaction. */
-async function commitBatch<F>(sql: Sql, p: Projection<F>, batch: Read<F>[], expected: number): Promise<void> {
+/** How many reads at the front of `buffer` (in stream order) are at or before `seq`. */
+function countThrough<F>(buffer: Read<F>[], seq: number): number {
+  let n = 0;
+  while (n < buffer.length && buffer[n]!.seq <= seq) n++;
+  return n;
+}
+
+/**
+ * Apply a batch and move every projection's checkpoint from `expected` to `through`, in one transaction; then tell
+ * each projection's `committed`.
+ */
+async function commitBatch<F>(
+  sql: Sql,
+  ps: Projection<F>[],
+  batch: Read<F>[],
+  expected: number,
+  through: number,
+): Promise<void> {
   const unreadable = batch.find((r) => r.fact === null);
   if (unreadable) throw new UnreadableFact(`stream message ${unreadable.seq} is not JSON`);
-  const next = batch.at(-1)!.seq;
+  const facts = batch as { seq: number; fact: F }[];
   await sql.begin(async (tx) => {
     // The statements are sent together and run in order (a projection may pipeline its own too): a round trip per
     // batch costs both processes a wake-up and a system call, and batches come every 20 ms. A commit lost in a
     // crash loses its checkpoint with it, and the batch is read again from the stream: the projection needs no
     // flush to disk per batch.
     const unflushed = tx`SET LOCAL synchronous_commit TO off`.execute();
-    const applied = p.apply(tx as unknown as Sql, batch as { seq: number; fact: F }[]);
-    const moved = tx`UPDATE projection_checkpoints SET last_seq = ${next}
-                     WHERE name = ${p.checkpoint} AND last_seq = ${expected}`.execute();
-    // Awaiting all three also handles the rejections of those a failed statement aborted.
-    const [, , m] = await Promise.all([unflushed, applied, moved]);
-    if (m.count !== 1) throw new CheckpointMoved();
+    const applied = ps.map((p) => (facts.length === 0 ? undefined : p.apply(tx as unknown as Sql, facts)));
+    const moved = ps.map((p) =>
+      tx`UPDATE projection_checkpoints SET last_seq = ${through}
+         WHERE name = ${p.checkpoint} AND last_seq = ${expected}`.execute(),
+    );
+    // Awaiting all of them also handles the rejections of those a failed statement aborted.
+    const [, , m] = await Promise.all([unflushed, Promise.all(applied), Promise.all(moved)]);
+    if (m.some((r) => r.count !== 1)) throw new CheckpointMoved();
   });
-  p.committed?.(batch as { seq: number; fact: F }[]);
+  for (const p of ps) p.committed?.(facts);
+}
+
+/**
+ * Commit one fact that a projection refused, projection by projection: each that refuses it (`refusal` says why
+ * when already known, for a projection alone) parks it. Every checkpoint ends just past it.
+ */
+async function commitOrPark<F>(
+  sql: Sql,
+  ps: Projection<F>[],
+  o: ProjectorOptions,
+  parking: Map<string, ParkingBudget>,
+  read: Read<F>,
+  expected: number,
+  refusal: unknown,
+): Promise<void> {
+  for (const p of ps) {
+    let err = refusal;
+    if (err === null) {
+      try {
+        await commitBatch(sql, [p], [read], expected, read.seq);
+        continue;
+      } catch (e) {
+        if (e instanceof CheckpointMoved || !refusedForItsFacts(e)) throw e;
+        err = e;
+      }
+    }
+    if (!parking.get(p.checkpoint)!.take()) throw err;
+    await park(sql, p, o, read, err, expected);
+  }
 }
 
 /** Set one fact aside with its error and move the checkpoint past it, in one transaction; then say so loudly. */
@@ -332,10 +444,11 @@ export async function rebuildProjection<F>(
   });
   await o.alerts?.clear('projection_parked', p.checkpoint);
   const never = new AbortController().signal;
-  const parking = new ParkingBudget();
-  while ((await projectionCheckpoint(sql, p as Projection<unknown>)) < lastSeq) {
+  const parking = new Map([[p.checkpoint, new ParkingBudget()]]);
+  const checkpoint = () => projectionCheckpoint(sql, p as Projection<unknown>);
+  for (let at = await checkpoint(); at < lastSeq; at = await checkpoint()) {
     try {
-      await projectFromCheckpoint(nc, sql, p, o, parking, never, lastSeq);
+      await projectFromCheckpoint(nc, sql, [p], at, o, parking, never, lastSeq);
     } catch (err) {
       if (!(err instanceof CheckpointMoved)) throw err;
     }

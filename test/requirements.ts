@@ -61,6 +61,11 @@ export const requirements = {
     behaviour:
       'Text a store cannot hold is projected made storable; a fact the projection cannot write is parked with its error and alerted, and the facts after it are projected.',
   },
+  'SPINE-PROJECTION-ONE-PASS': {
+    source: 'docs/architecture.md: Projections',
+    behaviour:
+      'Projections of one stream share one consumer and one transaction per batch; a fact one of them refuses is parked for it alone, and one reset by a rebuild catches up while the others go on, then rejoins the shared pass.',
+  },
   'SPINE-NO-LISTENER-LEAK': {
     source: 'docs/architecture.md: Services and background jobs (workers role)',
     behaviour: 'Long-running jobs leave no listener behind on their stop signal; any process warning fails the suite.',

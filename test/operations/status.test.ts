@@ -56,7 +56,7 @@ test('[OPS-STATUS] assay status shows who owns which shard; after an actor host 
   );
   assert.ok(split.streams.some((st: any) => st.name.endsWith('_LEDGER') && st.replicas === 1));
   assert.ok(
-    split.jobs.some((j: any) => j.job === 'principal_facts_projector' && j.host),
+    split.jobs.some((j: any) => j.job === 'ledger_projector' && j.host),
     'the projector runs somewhere',
   );
   const plain = await runCli(sys, ['status']);

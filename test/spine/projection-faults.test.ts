@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import pino from 'pino';
-import { principalFactsOf } from '../../actors/index.ts';
+import { eventsOf, principalFactsOf } from '../../actors/index.ts';
 import { type HealthAlert, healthAlertKey, type LedgerFact } from '../../contracts/index.ts';
-import { openPool, rebuildProjection } from '../../storage/index.ts';
+import { openPool, type Projection, rebuildProjection, runProjections, type Sql } from '../../storage/index.ts';
 import { eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
 
 let sys: TestSystem;
@@ -95,6 +95,13 @@ test('[SPINE-PROJECTION-PARK] text a store cannot hold is made storable; an unwr
   assert.match(rows[0]!.error, /uuid/i);
   assert.equal(JSON.parse(rows[0]!.fact).orderId, 'not-a-uuid');
   assert.match(rows[1]!.error, /not JSON/);
+  // The events store shares the pass but parks only what it cannot write itself: the message that is not JSON.
+  const eventsParked = await sys.sql<{ stream_seq: number }[]>`
+    SELECT stream_seq FROM parked_facts WHERE projection = ${eventsOf(sys.names).checkpoint} ORDER BY stream_seq`;
+  assert.deepEqual(
+    eventsParked.map((r) => Number(r.stream_seq)),
+    [garbageSeq],
+  );
 
   // The operator is told: a health alert, and the parked-facts command.
   const health = await new Kvm(sys.nc).open(sys.names.buckets.health);
@@ -121,4 +128,101 @@ test('[SPINE-PROJECTION-PARK] text a store cannot hold is made storable; an unwr
     ledger.body.items.map((e: { amount_cents: number }) => e.amount_cents),
     [700, agent.balanceCents],
   );
+});
+
+test('[SPINE-PROJECTION-ONE-PASS] projections of one stream share a pass; each parks, and catches up after a rebuild, on its own', async () => {
+  const jsm = await jetstreamManager(sys.nc);
+  const js = jetstream(sys.nc);
+  const stream = `${sys.names.streams.ledger.name}_ONEPASS`;
+  const subject = `${sys.config.namespace}.onepass.fact`;
+  await jsm.streams.add({ name: stream, subjects: [subject] });
+  // Two stores of the same facts: one holds numbers only, so it refuses a fact the other takes.
+  await sys.sql`CREATE TABLE onepass_numbers (seq bigint PRIMARY KEY, v integer NOT NULL)`;
+  await sys.sql`CREATE TABLE onepass_texts (seq bigint PRIMARY KEY, v text NOT NULL)`;
+  const store = (table: string): Projection<{ v: string }> => ({
+    checkpoint: `${table}:${stream}`,
+    stream,
+    async apply(tx, batch) {
+      await tx`INSERT INTO ${tx(table)} ${tx(batch.map((b) => ({ seq: b.seq, v: b.fact.v })))}`;
+    },
+    async truncate(tx) {
+      await tx`TRUNCATE ${tx(table)}`;
+    },
+  });
+  const numbers = store('onepass_numbers');
+  const texts = store('onepass_texts');
+  const publish = async (n: number, at: number) => {
+    let seq = 0;
+    for (let i = 0; i < n; i++) seq = (await js.publish(subject, JSON.stringify({ v: String(at + i) }))).seq;
+    return seq;
+  };
+  const checkpoints = async () =>
+    Object.fromEntries(
+      (
+        await sys.sql<{ name: string; last_seq: number }[]>`
+          SELECT name, last_seq FROM projection_checkpoints WHERE name IN (${numbers.checkpoint}, ${texts.checkpoint})`
+      ).map((r) => [r.name.split(':')[0], Number(r.last_seq)]),
+    );
+  const counted = async () => {
+    const [r] = await sys.sql<{ numbers: number; texts: number }[]>`
+      SELECT (SELECT count(*)::int FROM onepass_numbers) AS numbers, (SELECT count(*)::int FROM onepass_texts) AS texts`;
+    return r!;
+  };
+  const parkedFor = async (p: Projection<unknown>) =>
+    (
+      await sys.sql<{ stream_seq: number }[]>`
+        SELECT stream_seq FROM parked_facts WHERE projection = ${p.checkpoint} ORDER BY stream_seq`
+    ).map((r) => Number(r.stream_seq));
+  const consumers = async () => (await jsm.consumers.list(stream).next()).length;
+
+  await publish(9, 1);
+  const notANumber = (await js.publish(subject, JSON.stringify({ v: 'ten' }))).seq;
+  let last = await publish(20, 11);
+  const stop = new AbortController();
+  const running = runProjections(
+    sys.nc,
+    sys.sql,
+    [numbers, texts],
+    { log: pino({ level: 'silent' }), catchUpWhileOthersWaitMax: 5 },
+    stop.signal,
+  );
+  try {
+    await eventually('both stores to hold every fact', async () => {
+      const c = await checkpoints();
+      return c.onepass_numbers === last && c.onepass_texts === last ? true : undefined;
+    });
+    assert.deepEqual(await counted(), { numbers: 29, texts: 30 });
+    assert.deepEqual(await parkedFor(numbers as Projection<unknown>), [notANumber]);
+    assert.deepEqual(await parkedFor(texts as Projection<unknown>), []);
+    assert.equal(await consumers(), 1, 'one consumer serves both projections');
+
+    // A rebuild resets one store while the projector runs; facts keep coming. The reset store catches up (in rounds:
+    // it is further behind than the others wait for), and both end in one pass again.
+    await sys.sql.begin(async (tx) => {
+      await numbers.truncate(tx as unknown as Sql);
+      await tx`DELETE FROM parked_facts WHERE projection = ${numbers.checkpoint}`;
+      await tx`UPDATE projection_checkpoints SET last_seq = 0 WHERE name = ${numbers.checkpoint}`;
+    });
+    last = await publish(20, 31);
+    await eventually('both stores to hold every fact after the reset', async () => {
+      const c = await checkpoints();
+      return c.onepass_numbers === last && c.onepass_texts === last ? true : undefined;
+    });
+    assert.deepEqual(await counted(), { numbers: 49, texts: 50 });
+    assert.deepEqual(await parkedFor(numbers as Projection<unknown>), [notANumber]);
+    assert.deepEqual(await parkedFor(texts as Projection<unknown>), []);
+    await eventually('the two projections to share one consumer again', async () =>
+      (await consumers()) === 1 ? true : undefined,
+    );
+    last = await publish(3, 51);
+    await eventually('the shared pass to project new facts', async () => {
+      const c = await checkpoints();
+      return c.onepass_numbers === last && c.onepass_texts === last ? true : undefined;
+    });
+    assert.deepEqual(await counted(), { numbers: 52, texts: 53 });
+  } finally {
+    stop.abort();
+    await running;
+    await jsm.streams.delete(stream).catch(() => {});
+  }
 });
