@@ -47,6 +47,7 @@ import {
 import {
   assertOperationTable,
   type Config,
+  type InProcessActors,
   idempotencyRetentionMs,
   type LedgerFact,
   mcpSessionBucketMaxAgeMs,
@@ -417,7 +418,18 @@ export async function startRoles(
 
   let port = 0;
   if (roles.includes('gateway')) {
-    gateway = wireGateway({ config, names, nc, log, buckets, sync: sql ? await openSync(config, sql, log) : null });
+    // With the actor host in this process, the gateway hands it its shards' requests directly (docs/architecture.md,
+    // Where we deviated): the same bytes and mailbox, without the round trip through nats-server.
+    const h = host;
+    gateway = wireGateway({
+      config,
+      names,
+      nc,
+      log,
+      buckets,
+      sync: sql ? await openSync(config, sql, log) : null,
+      inProcess: h && ((subject, data, timeoutMs, headers) => h.answerInProcess(subject, data, timeoutMs, headers)),
+    });
     port = await gateway.listen();
     const g = gateway;
     // The gateway stops first so no new work arrives while the others drain.
@@ -474,11 +486,13 @@ export function wireGateway(o: {
   operations?: readonly Operation[];
   /** Device sync's store; without it the sync routes answer 503. */
   sync?: SyncPort | null;
+  /** The actor host of this process, if it runs one. */
+  inProcess?: InProcessActors | null;
 }): Gateway {
   const { config, names, log } = o;
   const nowMs = o.nowMs ?? Date.now;
   const ops = o.operations ?? operations;
-  const bus = new GatewayBus(o.nc, config.requestTimeoutMs, log);
+  const bus = new GatewayBus(o.nc, config.requestTimeoutMs, log, o.inProcess ?? null);
   const revoked = new RevokedSet(o.buckets.revoked, log, nowMs, revokedRetentionMs(config.oauthAccessTokenSeconds));
   const verifier = new TokenVerifier({
     issuer: config.baseUrl,

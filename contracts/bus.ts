@@ -147,6 +147,21 @@ export type BusReply =
   | { ok: false; error: { code: ErrorCode; message: string; retryAfterS?: number; approvalId?: string } };
 
 /**
+ * An actor host of the same process, answering a request in place of the round trip through nats-server: the same
+ * request and reply bytes as on the bus, the same mailbox. Null when no host here serves the subject's shard (the
+ * request then goes over NATS); rejects with `InProcessTimeout` when no answer came in `timeoutMs`.
+ */
+export type InProcessActors = (
+  subject: string,
+  data: Uint8Array,
+  timeoutMs: number,
+  /** The request's headers (its span's traceparent, tracing on), as a NATS message would carry them. */
+  headers?: { get(k: string): string },
+) => Promise<Uint8Array> | null;
+
+export class InProcessTimeout extends Error {}
+
+/**
  * Wire form of a reply: one line of metadata JSON, a newline, then the body's JSON (or, for a raw-bytes reply, the
  * bytes). JSON text never contains a raw newline, so the first one ends the metadata; a gateway can then pass the
  * body's bytes to the client untouched instead of parsing and re-serialising them.

@@ -11,6 +11,8 @@ export {
   encodeReply,
   errorReply,
   etagMatches,
+  type InProcessActors,
+  InProcessTimeout,
   JsonText,
   pendingApprovalReply,
   names,

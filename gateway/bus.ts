@@ -3,8 +3,8 @@
 // texts; what the library said, and the subject, go to the log with the request id.
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
-import type { BusReply, BusRequest } from '../contracts/index.ts';
-import { decodeReply, errorReply, natsFailure, replyPartsHeader } from '../contracts/index.ts';
+import type { BusReply, BusRequest, InProcessActors } from '../contracts/index.ts';
+import { decodeReply, errorReply, InProcessTimeout, natsFailure, replyPartsHeader } from '../contracts/index.ts';
 import { injectTrace, timeNatsRequest, tracingOn } from '../contracts/index.ts';
 
 const encoder = new TextEncoder();
@@ -20,6 +20,8 @@ export class GatewayBus {
     readonly nc: NatsConnection,
     private readonly timeoutMs: number,
     private readonly log: Logger,
+    /** The actor host of this process, when it runs one: its shards' requests skip the round trip to nats-server. */
+    private readonly inProcess: InProcessActors | null = null,
   ) {
     this.timedOut = `no answer within ${timeoutMs} ms; a retry with the same Idempotency-Key is safe`;
     void (async () => {
@@ -63,11 +65,17 @@ export class GatewayBus {
         took(joined === null ? 'timeout' : 'ok');
         return joined === null ? refused(this.timedOut) : decodeReply(joined);
       }
+      const here = this.inProcess?.(subject, data, timeoutMs, traced);
+      if (here) {
+        const answer = await here;
+        took('ok');
+        return decodeReply(answer);
+      }
       const msg = await this.nc.request(subject, data, { timeout: timeoutMs, ...(traced ? { headers: traced } : {}) });
       took('ok');
       return decodeReply(msg.data);
     } catch (err) {
-      const failure = natsFailure(err);
+      const failure = err instanceof InProcessTimeout ? 'timeout' : natsFailure(err);
       took(failure);
       this.log.warn({ err, failure, subject, requestId: req.requestId, op: req.op }, 'bus request failed');
       if (failure === 'no_responders') return refused(noResponders);

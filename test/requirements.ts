@@ -62,9 +62,14 @@ export const requirements = {
       'Text a store cannot hold is projected made storable; a fact the projection cannot write is parked with its error and alerted, and the facts after it are projected.',
   },
   'SPINE-PROJECTION-ONE-PASS': {
-    source: 'docs/architecture.md: Projections',
+    source: 'docs/architecture.md: Storage',
     behaviour:
       'Projections of one stream share one consumer and one transaction per batch; a fact one of them refuses is parked for it alone, and one reset by a rebuild catches up while the others go on, then rejoins the shared pass.',
+  },
+  'SPINE-IN-PROCESS': {
+    source: 'docs/architecture.md: Where we deviated from the design',
+    behaviour:
+      "In one process, a request for an actor whose shard this process serves is answered without crossing nats-server, with the bus's answer; one for another host's shard goes over NATS.",
   },
   'SPINE-NO-LISTENER-LEAK': {
     source: 'docs/architecture.md: Services and background jobs (workers role)',

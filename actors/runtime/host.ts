@@ -14,6 +14,7 @@ import {
   encodeReply,
   errorReply,
   type HandlerRecord,
+  InProcessTimeout,
   type Names,
   natsFailure,
   requiresCaller,
@@ -273,6 +274,36 @@ export class ActorHost {
     while (busy.some((c) => c.running) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
   }
 
+  /**
+   * A request from the gateway of this process, answered without the round trip through nats-server (the
+   * InProcessActors contract): the same bytes and the same mailbox as a message, for a shard this host serves now;
+   * null otherwise, and the request goes over NATS.
+   */
+  answerInProcess(
+    subject: string,
+    data: Uint8Array,
+    timeoutMs: number,
+    headers?: { get(k: string): string },
+  ): Promise<Uint8Array> | null {
+    if (this.stopping) return null;
+    const idAt = subject.lastIndexOf('.');
+    const shardAt = subject.lastIndexOf('.', idAt - 1);
+    const kindAt = subject.lastIndexOf('.', shardAt - 1);
+    if (!this.subs.has(subject.slice(kindAt + 1, idAt))) return null;
+    const behaviour = this.byKind.get(subject.slice(kindAt + 1, shardAt) as ActorKind);
+    if (!behaviour || subject.slice(0, kindAt) !== `${this.o.names.namespace}.actor`) return null;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new InProcessTimeout()), timeoutMs);
+      const answer = (reply: Uint8Array) => {
+        clearTimeout(timer);
+        resolve(reply);
+        return true;
+      };
+      const msg = { subject, data, reply: subject, headers, respond: answer, json: () => jsonOf(data) };
+      this.enqueue(behaviour, Number(subject.slice(shardAt + 1, idAt)), msg as unknown as Msg);
+    });
+  }
+
   private enqueue(behaviour: ActorBehaviour<any, any, any>, shard: number, msg: Msg): void {
     const id = actorIdOf(msg.subject);
     let req: BusRequest;
@@ -468,6 +499,11 @@ export async function decideCommand<K extends ActorKind, S, F extends { id: stri
     return { reply: errorReply('unauthorized', 'this command needs the caller it acts for') };
   }
   return (await handler(state, req, at)) as Decision<F>;
+}
+
+/** A message's JSON, as the NATS client's `msg.json()` reads it. */
+function jsonOf(data: Uint8Array): unknown {
+  return JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString());
 }
 
 function respond(msg: Msg, reply: BusReply): void {
