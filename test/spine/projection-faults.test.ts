@@ -163,6 +163,11 @@ test('[SPINE-PROJECTION-ONE-PASS] projections of one stream share a pass; each p
           SELECT name, last_seq FROM projection_checkpoints WHERE name IN (${numbers.checkpoint}, ${texts.checkpoint})`
       ).map((r) => [r.name.split(':')[0], Number(r.last_seq)]),
     );
+  const bothThrough = (seq: number, what: string) =>
+    eventually(what, async () => {
+      const c = await checkpoints();
+      return c.onepass_numbers === seq && c.onepass_texts === seq ? true : undefined;
+    });
   const counted = async () => {
     const [r] = await sys.sql<{ numbers: number; texts: number }[]>`
       SELECT (SELECT count(*)::int FROM onepass_numbers) AS numbers, (SELECT count(*)::int FROM onepass_texts) AS texts`;
@@ -187,10 +192,7 @@ test('[SPINE-PROJECTION-ONE-PASS] projections of one stream share a pass; each p
     stop.signal,
   );
   try {
-    await eventually('both stores to hold every fact', async () => {
-      const c = await checkpoints();
-      return c.onepass_numbers === last && c.onepass_texts === last ? true : undefined;
-    });
+    await bothThrough(last, 'both stores to hold every fact');
     assert.deepEqual(await counted(), { numbers: 29, texts: 30 });
     assert.deepEqual(await parkedFor(numbers as Projection<unknown>), [notANumber]);
     assert.deepEqual(await parkedFor(texts as Projection<unknown>), []);
@@ -204,10 +206,7 @@ test('[SPINE-PROJECTION-ONE-PASS] projections of one stream share a pass; each p
       await tx`UPDATE projection_checkpoints SET last_seq = 0 WHERE name = ${numbers.checkpoint}`;
     });
     last = await publish(20, 31);
-    await eventually('both stores to hold every fact after the reset', async () => {
-      const c = await checkpoints();
-      return c.onepass_numbers === last && c.onepass_texts === last ? true : undefined;
-    });
+    await bothThrough(last, 'both stores to hold every fact after the reset');
     assert.deepEqual(await counted(), { numbers: 49, texts: 50 });
     assert.deepEqual(await parkedFor(numbers as Projection<unknown>), [notANumber]);
     assert.deepEqual(await parkedFor(texts as Projection<unknown>), []);
@@ -215,10 +214,7 @@ test('[SPINE-PROJECTION-ONE-PASS] projections of one stream share a pass; each p
       (await consumers()) === 1 ? true : undefined,
     );
     last = await publish(3, 51);
-    await eventually('the shared pass to project new facts', async () => {
-      const c = await checkpoints();
-      return c.onepass_numbers === last && c.onepass_texts === last ? true : undefined;
-    });
+    await bothThrough(last, 'the shared pass to project new facts');
     assert.deepEqual(await counted(), { numbers: 52, texts: 53 });
   } finally {
     stop.abort();
