@@ -257,8 +257,9 @@ export async function startRoles(
       ),
       await singleton('outbox_relay', (signal) => runOutboxRelay(nc, sql, log, signal)),
       // The LEDGER stream's two projections share one pass: each fact is delivered, parsed and committed once for
-      // both. The events store keeps its own checkpoint (a rebuild resets it alone); after each commit it tells
-      // gateways whose events it wrote (notifications of the MCP resource assay://events).
+      // both, off the purchase path (a purchase is answered once appended). The events store keeps its own
+      // checkpoint (a rebuild resets it alone); after each commit it tells gateways whose events it wrote
+      // (notifications of the MCP resource assay://events).
       await singleton('ledger_projector', (signal) =>
         runProjections(nc, sql, [principalFactsOf(names, config), eventsOf(names, nc)], projector, signal),
       ),
