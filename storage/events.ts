@@ -2,7 +2,7 @@
 // poll. Which facts make which events is the ledger service's rule (`derive`, in actors/); this module gives each
 // event its principal's next sequence and writes it, in one statement of fixed shape whatever the batch.
 import type { LedgerFact, Names } from '../contracts/index.ts';
-import { jsonRows, type Sql } from './postgres.ts';
+import { arrayLiteral, storableJson, type Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';
 import { fanOutDeliveries, type WebhookRow, writeWebhooks } from './webhooks.ts';
 
@@ -69,16 +69,20 @@ async function insertEvents(tx: Sql, rows: EventInsertRow[]): Promise<void> {
   if (rows.length === 0) return;
   // Each event's rank among its principal's events in this batch.
   const ranks = new Map<string, number>();
-  const ranked = rows.map((r) => {
-    const n = (ranks.get(r.principal_id) ?? 0) + 1;
-    ranks.set(r.principal_id, n);
-    return { ...r, n };
+  const n = rows.map((r) => {
+    const rank = (ranks.get(r.principal_id) ?? 0) + 1;
+    ranks.set(r.principal_id, rank);
+    return rank;
   });
+  const column = <K extends keyof EventInsertRow>(k: K) =>
+    arrayLiteral(rows.map((r) => r[k] as string | number | boolean));
   await tx`
     WITH r AS (
-      SELECT * FROM json_to_recordset(${jsonRows(ranked)}::text::json)
-        AS r(principal_id uuid, n bigint, id text, type text, data jsonb, sandbox boolean, source_seq bigint,
-             created_at timestamptz)
+      SELECT * FROM unnest(${column('principal_id')}::uuid[], ${arrayLiteral(n)}::bigint[], ${column('id')}::text[],
+                           ${column('type')}::text[], ${arrayLiteral(rows.map((r) => storableJson(r.data)))}::jsonb[],
+                           ${column('sandbox')}::boolean[], ${column('source_seq')}::bigint[],
+                           ${column('created_at')}::timestamptz[])
+        AS r(principal_id, n, id, type, data, sandbox, source_seq, created_at)
     ), counts AS (
       SELECT principal_id, max(n) AS added FROM r GROUP BY principal_id
     ), heads AS (

@@ -2,8 +2,9 @@
 // (each carrying its two escrow entries, read back through the `ledger` views), settlements of orders held in
 // earlier batches, sellers' payout accruals, trust sums, the idempotency index, subscriptions, approval requests and context files. What each fact becomes is not
 // decided here: `derive` (the ledger service's, in actors/) turns a batch into rows; this module writes them, each
-// table with one statement of fixed shape whatever the batch (the rows as one JSON array, which PostgreSQL parses
-// in C), all sent at once on the transaction's connection.
+// table with one statement of fixed shape whatever the batch, all sent at once on the transaction's connection. The
+// tables every purchase writes (orders, payouts; trust sums and events in their modules) take their rows as one
+// typed array per column (`arrayLiteral`), the rest as one JSON array.
 import type { LedgerFact, Names } from '../contracts/index.ts';
 import { metrics } from '../contracts/index.ts';
 import { addToEscrowTotals } from './metrics-readings.ts';
@@ -12,7 +13,7 @@ import { type BillingRow, billingTables, writeBillingRows } from './billing.ts';
 import { type ContextFileRow, writeContextFiles } from './context-files.ts';
 import { type IdempotencyKeyRow, insertIdempotencyKeys, pruneIdempotencyKeys } from './idempotency.ts';
 import { insertLedgerRows, type LedgerRow } from './ledger-projection.ts';
-import { jsonRows, type Sql } from './postgres.ts';
+import { arrayLiteral, jsonRows, type Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';
 import { type SubscriptionUpsertRow, upsertSubscriptions } from './subscriptions.ts';
 import { addToTrustSums, dropTrustSamples, type TrustSample } from './trust.ts';
@@ -144,19 +145,31 @@ export function principalFactsProjection(n: Names, derive: DeriveRows, keyRetent
 
 async function insertOrders(tx: Sql, rows: OrderInsertRow[]): Promise<void> {
   if (rows.length === 0) return;
+  const column = <K extends keyof OrderInsertRow>(k: K) =>
+    arrayLiteral(rows.map((r) => r[k] as string | number | boolean | null));
+  // A row's formats travel as an array literal of their own, one text element per order (unnest flattens nested
+  // arrays), read back with a cast.
+  const formats = arrayLiteral(rows.map((r) => arrayLiteral(r.formats)));
   await tx`
     INSERT INTO orders (id, buyer_principal_id, buyer_agent_id, listing_id, artifact_id, edition_id,
       seller_principal_id, subscription_id, state, escrow_cents, floor, formats, idempotency_key, request_hash,
       price_snapshot_id, sandbox, held_seq, held_fact_id, held_balance_after_cents, created_at, report_digest,
       refund_reason, updated_at, settled_at, settled_seq, settled_fact_id, settled_balance_after_cents)
     SELECT r.id, r.buyer, r.agent, r.listing, r.artifact, r.edition, r.seller, r.subscription, r.state, r.escrow,
-           r.floor, r.formats, r.key, r.hash, r.snapshot, r.sandbox, r.seq, r.fact, r.balance, r.at, r.digest,
+           r.floor, r.formats::text[], r.key, r.hash, r.snapshot, r.sandbox, r.seq, r.fact, r.balance, r.at, r.digest,
            r.reason, coalesce(r.settled_at, r.at), r.settled_at, r.settled_seq, r.settled_fact, r.settled_balance
-    FROM json_to_recordset(${jsonRows(rows)}::text::json)
-         AS r(id uuid, buyer uuid, agent uuid, listing uuid, artifact uuid, edition uuid, seller uuid,
-              subscription uuid, escrow bigint, floor float8, formats text[], key text, hash text, snapshot text,
-              sandbox boolean, seq bigint, fact uuid, balance bigint, at timestamptz, state text, digest text,
-              reason text, settled_at timestamptz, settled_seq bigint, settled_fact uuid, settled_balance bigint)
+    FROM unnest(${column('id')}::uuid[], ${column('buyer')}::uuid[], ${column('agent')}::uuid[],
+                ${column('listing')}::uuid[], ${column('artifact')}::uuid[], ${column('edition')}::uuid[],
+                ${column('seller')}::uuid[], ${column('subscription')}::uuid[], ${column('escrow')}::bigint[],
+                ${column('floor')}::float8[], ${formats}::text[], ${column('key')}::text[], ${column('hash')}::text[],
+                ${column('snapshot')}::text[], ${column('sandbox')}::boolean[], ${column('seq')}::bigint[],
+                ${column('fact')}::uuid[], ${column('balance')}::bigint[], ${column('at')}::timestamptz[],
+                ${column('state')}::text[], ${column('digest')}::text[], ${column('reason')}::text[],
+                ${column('settled_at')}::timestamptz[], ${column('settled_seq')}::bigint[],
+                ${column('settled_fact')}::uuid[], ${column('settled_balance')}::bigint[])
+         AS r(id, buyer, agent, listing, artifact, edition, seller, subscription, escrow, floor, formats, key, hash,
+              snapshot, sandbox, seq, fact, balance, at, state, digest, reason, settled_at, settled_seq, settled_fact,
+              settled_balance)
     ON CONFLICT (id) DO NOTHING`.execute();
 }
 
@@ -182,12 +195,14 @@ async function settleOrders(
 }
 
 async function insertPayouts(tx: Sql, rows: PayoutRow[]): Promise<void> {
+  const column = <K extends keyof PayoutRow>(k: K) => arrayLiteral(rows.map((r) => r[k]));
   await tx`
     INSERT INTO payouts (id, order_id, seller_principal_id, listing_id, amount_cents, state, sandbox, stream_seq,
                          created_at)
     SELECT p.id, p.order_id, p.seller, p.listing, p.amount, 'accrued', p.sandbox, p.seq, p.at
-    FROM json_to_recordset(${jsonRows(rows)}::text::json)
-         AS p(id uuid, order_id uuid, seller uuid, listing uuid, amount bigint, sandbox boolean, seq bigint,
-              at timestamptz)
+    FROM unnest(${column('id')}::uuid[], ${column('order_id')}::uuid[], ${column('seller')}::uuid[],
+                ${column('listing')}::uuid[], ${column('amount')}::bigint[], ${column('sandbox')}::boolean[],
+                ${column('seq')}::bigint[], ${column('at')}::timestamptz[])
+         AS p(id, order_id, seller, listing, amount, sandbox, seq, at)
     ON CONFLICT (order_id) DO NOTHING`.execute();
 }

@@ -65,6 +65,18 @@ test('[SPINE-PROJECTION-PARK] text a store cannot hold is made storable; an unwr
     priceSnapshotId: 'x@1',
     subscriptionId: null,
   };
+  // A held order whose text columns carry what an array literal must escape ("quotes", \backslashes, {braces},
+  // commas, the word NULL) and what PostgreSQL cannot hold: written with that text intact or made storable.
+  const oddText = 'a "b" \\c {d},NULL\u0000\ud800';
+  const oddOrder = {
+    ...unwritable,
+    id: randomUUID(),
+    orderId: randomUUID(),
+    priceSnapshotId: oddText,
+    formats: [oddText, 'md'],
+    idempotency: { key: oddText, requestHash: 'h', agentId: randomUUID() },
+  };
+  await js.publish(subject, JSON.stringify(oddOrder));
   const badSeq = (await js.publish(subject, JSON.stringify(unwritable))).seq;
   const garbageSeq = (await js.publish(subject, '{ this is not json')).seq;
 
@@ -85,6 +97,14 @@ test('[SPINE-PROJECTION-PARK] text a store cannot hold is made storable; an unwr
   assert.equal(entry?.amount_cents, 100);
   const [key] = await sys.sql<{ key: string }[]>`SELECT key FROM idempotency_keys WHERE principal_id = ${ghost}`;
   assert.equal(key?.key, 'odd\uFFFDkey\uFFFD');
+
+  const storable = 'a "b" \\c {d},NULL\uFFFD\uFFFD';
+  const [order] = await sys.sql<{ price_snapshot_id: string; formats: string[]; idempotency_key: string }[]>`
+    SELECT price_snapshot_id, formats, idempotency_key FROM orders WHERE id = ${oddOrder.orderId}`;
+  assert.deepEqual(order, { price_snapshot_id: storable, formats: [storable, 'md'], idempotency_key: storable });
+  const [event] = await sys.sql<{ data: { order_id: string } }[]>`
+    SELECT data FROM events WHERE id = ${`evt_${oddOrder.id}`}`;
+  assert.equal(event?.data.order_id, oddOrder.orderId);
 
   // The two facts that could not be written are parked, with what was wrong.
   const rows = await parked();
