@@ -109,8 +109,12 @@ export class GatewayBus {
 
 /** `<ns>.actor.<kind>.<shard>.<id>` is `actor.<kind>`, `<ns>.svc.<name>` is `svc.<name>`: a bounded label. */
 export function subjectFamily(subject: string): string {
-  const parts = subject.split('.');
-  return parts.length >= 3 ? `${parts[1]}.${parts[2]}` : 'other';
+  // Cut by index: it runs on every request, where splitting the subject into an array showed in profiles.
+  const first = subject.indexOf('.');
+  const second = first < 0 ? -1 : subject.indexOf('.', first + 1);
+  if (second < 0) return 'other';
+  const third = subject.indexOf('.', second + 1);
+  return subject.slice(first + 1, third < 0 ? undefined : third);
 }
 
 const refused = (message: string) => ({ reply: errorReply('unavailable', message, 1), bodyBytes: null });
