@@ -40,6 +40,7 @@ test('[BUY-REPORT-WAIT] an order whose report does not arrive in time is refunde
   const [key] = await sys.sql<{ kid: string }[]>`
     UPDATE signing_keys SET retired_at = now() WHERE purpose = 'report' AND retired_at IS NULL RETURNING kid`;
   let orderId: string;
+  let trustAfter: Awaited<ReturnType<typeof trustOf>>[];
   try {
     const content = artifactContent('wait', [['c1', 'Alpha beta gamma delta.']], ['Alpha beta gamma delta.']);
     const edition = await sys.call('POST', `/v1/artifacts/${artifactId}/editions`, {
@@ -67,6 +68,14 @@ test('[BUY-REPORT-WAIT] an order whose report does not arrive in time is refunde
     );
     assert.equal(refunded.refundReason, 'no_report');
     assert.ok(Date.parse(refunded.updatedAt) - Date.parse(refunded.createdAt) >= 2000, 'not before the wait bound');
+    // Read while the key is still retired: once it is back, the verifier signs the pending edition, a sample of its
+    // own for the artifact and the seller. The refund is projected with the order's state, so its samples (none)
+    // are in already.
+    trustAfter = await Promise.all([
+      trustOf(`artifact:${artifactId}`),
+      trustOf(`principal:${seller.principalId}`),
+      trustOf(`agent:${buyer.agentId}`),
+    ]);
   } finally {
     await sys.sql`UPDATE signing_keys SET retired_at = NULL WHERE kid = ${key!.kid}`;
   }
@@ -91,11 +100,6 @@ test('[BUY-REPORT-WAIT] an order whose report does not arrive in time is refunde
   const keys = (await sys.call('GET', '/.well-known/report-keys')).body;
   assert.deepEqual(independentlyVerifyBundle(bundle.body, keys), { digestOk: true, signatureOk: true });
   // Nothing was judged: no trust sample for the artifact, its seller or the buying agent.
-  const trustAfter = await Promise.all([
-    trustOf(`artifact:${artifactId}`),
-    trustOf(`principal:${seller.principalId}`),
-    trustOf(`agent:${buyer.agentId}`),
-  ]);
   // The verification of the first edition is a sample for the artifact and the seller already; the refund adds none.
   assert.deepEqual(
     trustAfter.map((t) => t.sampleSize),
