@@ -100,8 +100,13 @@ export function arrayLiteral(values: readonly (string | number | boolean | null)
   return `${s}}`;
 }
 
+/** What an element needs besides its quotes: an escape (`"`, `\`), or a look for text PostgreSQL cannot hold. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the characters looked for.
+const elementNeedsWork = /["\\\u0000\ud800-\udfff]/;
+
 /** An array element in double quotes, where only `"` and `\` are escaped (any other character stands for itself). */
 function quotedElement(v: string): string {
-  const t = v.includes('\u0000') || !v.isWellFormed() ? storableText(v) : v;
-  return `"${/["\\]/.test(t) ? t.replace(/["\\]/g, '\\$&') : t}"`;
+  // One scan for the common case (ids, keys, times): nothing to escape, nothing to replace.
+  if (!elementNeedsWork.test(v)) return `"${v}"`;
+  return `"${storableText(v).replace(/["\\]/g, '\\$&')}"`;
 }
