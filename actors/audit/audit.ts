@@ -170,6 +170,16 @@ export async function runAudit(o: AuditOptions): Promise<AuditReport> {
     violationCount++;
     if (violations.length < listedMax) violations.push(v);
   };
+  /** A fact id is used once in its stream; a repeat is a violation, the first use is remembered. */
+  const noteFactId = (seen: Set<string>, id: string, stream: string, seq: number) => {
+    if (seen.has(id))
+      violate({
+        kind: 'fact_id_duplicate',
+        subject: `fact ${id}`,
+        message: `${stream} seq ${seq} repeats the id of an earlier fact`,
+      });
+    else seen.add(id);
+  };
 
   const ledgerStream = o.names.streams.ledger.name;
   const listingsStream = o.names.streams.listings.name;
@@ -217,13 +227,7 @@ export async function runAudit(o: AuditOptions): Promise<AuditReport> {
     }
     // A hold settled in the same commit records two transitions, each checked as its own fact.
     for (const r of factsRecorded(f)) {
-      if (factIds.has(r.id))
-        violate({
-          kind: 'fact_id_duplicate',
-          subject: `fact ${r.id}`,
-          message: `LEDGER seq ${seq} repeats the id of an earlier fact`,
-        });
-      else factIds.add(r.id);
+      noteFactId(factIds, r.id, 'LEDGER', seq);
       ledgerFact(seq, r);
     }
     let made: ReturnType<typeof eventRows>;
@@ -519,13 +523,7 @@ export async function runAudit(o: AuditOptions): Promise<AuditReport> {
       });
       return;
     }
-    if (listingFactIds.has(f.id))
-      violate({
-        kind: 'fact_id_duplicate',
-        subject: `fact ${f.id}`,
-        message: `LISTINGS seq ${seq} repeats the id of an earlier fact`,
-      });
-    else listingFactIds.add(f.id);
+    noteFactId(listingFactIds, f.id, 'LISTINGS', seq);
     let h = listings.get(f.listingId);
     const subject = `listing ${f.listingId}`;
     // The listing actor's rules: created once; repriced only while live; unlisted once (unlisting an unlisted
