@@ -2,7 +2,7 @@
 // poll. Which facts make which events is the ledger service's rule (`derive`, in actors/); this module gives each
 // event its principal's next sequence and writes it, in one statement of fixed shape whatever the batch.
 import type { LedgerFact, Names } from '../contracts/index.ts';
-import { arrayLiteral, storableJson, type Sql } from './postgres.ts';
+import { arrayLiteral, columnLiteral, type ElementKey, storableJson, type Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';
 import { fanOutDeliveries, type WebhookRow, writeWebhooks } from './webhooks.ts';
 
@@ -74,8 +74,7 @@ async function insertEvents(tx: Sql, rows: EventInsertRow[]): Promise<void> {
     ranks.set(r.principal_id, rank);
     return rank;
   });
-  const column = <K extends keyof EventInsertRow>(k: K) =>
-    arrayLiteral(rows.map((r) => r[k] as string | number | boolean));
+  const column = (k: ElementKey<EventInsertRow>) => columnLiteral(rows, k);
   await tx`
     WITH r AS (
       SELECT * FROM unnest(${column('principal_id')}::uuid[], ${arrayLiteral(n)}::bigint[], ${column('id')}::text[],

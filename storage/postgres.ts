@@ -87,7 +87,7 @@ export function storableJson(value: unknown): string {
  * `json_to_recordset` builds rows (it hashes every row's field names), and the literal carries no field names.
  * Text PostgreSQL cannot hold becomes U+FFFD, as in `jsonRows`. Numbers must be finite.
  */
-export function arrayLiteral(values: readonly (string | number | boolean | null)[]): string {
+export function arrayLiteral(values: readonly ArrayElement[]): string {
   let s = '{';
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
@@ -98,6 +98,16 @@ export function arrayLiteral(values: readonly (string | number | boolean | null)
     else s += String(v);
   }
   return `${s}}`;
+}
+
+type ArrayElement = string | number | boolean | null;
+
+/** The fields of a row type that hold one array element each. */
+export type ElementKey<R> = { [K in keyof R]: R[K] extends ArrayElement ? K : never }[keyof R];
+
+/** One field of every row, as `arrayLiteral` of that column. */
+export function columnLiteral<R>(rows: readonly R[], key: ElementKey<R>): string {
+  return arrayLiteral(rows.map((r) => r[key] as ArrayElement));
 }
 
 /** What an element needs besides its quotes: an escape (`"`, `\`), or a look for text PostgreSQL cannot hold. */

@@ -13,7 +13,7 @@ import { type BillingRow, billingTables, writeBillingRows } from './billing.ts';
 import { type ContextFileRow, writeContextFiles } from './context-files.ts';
 import { type IdempotencyKeyRow, insertIdempotencyKeys, pruneIdempotencyKeys } from './idempotency.ts';
 import { insertLedgerRows, type LedgerRow } from './ledger-projection.ts';
-import { arrayLiteral, jsonRows, type Sql } from './postgres.ts';
+import { arrayLiteral, columnLiteral, type ElementKey, jsonRows, type Sql } from './postgres.ts';
 import type { Projection } from './projector.ts';
 import { type SubscriptionUpsertRow, upsertSubscriptions } from './subscriptions.ts';
 import { addToTrustSums, dropTrustSamples, type TrustSample } from './trust.ts';
@@ -145,8 +145,7 @@ export function principalFactsProjection(n: Names, derive: DeriveRows, keyRetent
 
 async function insertOrders(tx: Sql, rows: OrderInsertRow[]): Promise<void> {
   if (rows.length === 0) return;
-  const column = <K extends keyof OrderInsertRow>(k: K) =>
-    arrayLiteral(rows.map((r) => r[k] as string | number | boolean | null));
+  const column = (k: ElementKey<OrderInsertRow>) => columnLiteral(rows, k);
   // A row's formats travel as an array literal of their own, one text element per order (unnest flattens nested
   // arrays), read back with a cast.
   const formats = arrayLiteral(rows.map((r) => arrayLiteral(r.formats)));
@@ -195,7 +194,7 @@ async function settleOrders(
 }
 
 async function insertPayouts(tx: Sql, rows: PayoutRow[]): Promise<void> {
-  const column = <K extends keyof PayoutRow>(k: K) => arrayLiteral(rows.map((r) => r[k]));
+  const column = (k: ElementKey<PayoutRow>) => columnLiteral(rows, k);
   await tx`
     INSERT INTO payouts (id, order_id, seller_principal_id, listing_id, amount_cents, state, sandbox, stream_seq,
                          created_at)

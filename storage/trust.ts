@@ -1,6 +1,6 @@
 // Trust samples and their sums. The weighting rule (half-life, epoch) belongs to the caller; this module stores the
 // weight each sample carries at the epoch, summed per subject and source kind.
-import { arrayLiteral, type Sql } from './postgres.ts';
+import { columnLiteral, type Sql } from './postgres.ts';
 
 export interface TrustSample {
   subject: string;
@@ -54,9 +54,9 @@ export async function addToTrustSums(tx: Sql, samples: TrustSample[]): Promise<v
   await tx`
     INSERT INTO trust_sums (subject, source_kind, samples, passes, pass_weight, fail_weight)
     SELECT r.subject, r.kind, r.samples, r.passes, r.pass, r.fail
-    FROM unnest(${arrayLiteral(rows.map((r) => r.subject))}::text[], ${arrayLiteral(rows.map((r) => r.kind))}::text[],
-                ${arrayLiteral(rows.map((r) => r.samples))}::int[], ${arrayLiteral(rows.map((r) => r.passes))}::int[],
-                ${arrayLiteral(rows.map((r) => r.pass))}::float8[], ${arrayLiteral(rows.map((r) => r.fail))}::float8[])
+    FROM unnest(${columnLiteral(rows, 'subject')}::text[], ${columnLiteral(rows, 'kind')}::text[],
+                ${columnLiteral(rows, 'samples')}::int[], ${columnLiteral(rows, 'passes')}::int[],
+                ${columnLiteral(rows, 'pass')}::float8[], ${columnLiteral(rows, 'fail')}::float8[])
       AS r(subject, kind, samples, passes, pass, fail)
     ON CONFLICT (subject, source_kind) DO UPDATE SET
       samples = trust_sums.samples + EXCLUDED.samples,
