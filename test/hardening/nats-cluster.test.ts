@@ -174,11 +174,20 @@ test('[HARDEN-NATS-CLUSTER] a 3-node cluster loses its LEDGER leader to SIGKILL 
 
   // Then the node holding most of the ledger's consumers dies too. The projectors read through ordered consumers,
   // which have one replica and die with their node: each projection must notice and resume from its checkpoint.
-  const consumerCounts = new Map<string, number>();
-  for await (const c of jsm.consumers.list(ledgerStream)) {
-    const at = c.cluster?.leader;
-    if (at) consumerCounts.set(at, (consumerCounts.get(at) ?? 0) + 1);
-  }
+  // The shared ledger pass has one consumer, and after the first kill it may be between its old and its new one:
+  // wait until one is listed with its node.
+  const consumerCounts = await eventually(
+    'a ledger consumer listed with the node it lives on',
+    async () => {
+      const counts = new Map<string, number>();
+      for await (const c of jsm.consumers.list(ledgerStream)) {
+        const at = c.cluster?.leader;
+        if (at) counts.set(at, (counts.get(at) ?? 0) + 1);
+      }
+      return counts.size > 0 ? counts : undefined;
+    },
+    15_000,
+  );
   const [consumerNodeName, consumersLost] = [...consumerCounts].sort((a, b) => b[1] - a[1])[0]!;
   const consumerNode = cluster.nodes.find((n) => n.name === consumerNodeName)!;
   assert.ok(consumersLost > 0, 'a ledger consumer lives on the node killed');
