@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { dropDatabase, freePort, pgServerUrl, uniqueNamespace } from '../support/env.ts';
-import { usageByGroup, usagePerUnit, type WrkResult, wrk } from './support.ts';
+import { loadGeneratorUsage, usageByGroup, usagePerUnit, type WrkResult, wrk } from './support.ts';
 
 export type PeerKind = 'transaction' | 'plpgsql';
 
@@ -125,7 +125,7 @@ export async function measurePeers(o: {
         const named = { [`peer (${kind})`]: child.pid!, bench: process.pid };
         const before = usageByGroup(named);
         const r = await wrk({ url, script: o.script, tokens, files, seconds: o.seconds, connections: o.connections });
-        const cpu = usagePerUnit(before, usageByGroup(named), r.requests);
+        const cpu = `${usagePerUnit(before, usageByGroup(named), r.requests)}; ${loadGeneratorUsage(r, o.seconds)}`;
         const [check] = await sql<{ orders: number }[]>`SELECT count(*)::int orders FROM peer_orders`;
         if (r.non2xx > 0 || check!.orders === 0) throw new Error(`peer ${kind} answered ${r.non2xx} non-2xx`);
         results.push({ ...r, kind, cpu });

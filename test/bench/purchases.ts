@@ -24,6 +24,7 @@ import { dropEnv } from '../support/system.ts';
 import {
   ensureWrk,
   jetstreamCeiling,
+  loadGeneratorUsage,
   machineSpeed,
   peakRssMiB,
   registerAgents,
@@ -208,7 +209,7 @@ async function runMode(
       `  machine speed just before the run: ${speed.toFixed(0)} ops/ms on a fixed one-core loop (compare runs by it: the VM's speed drifts)`,
     );
     console.log(
-      `  CPU (and read/write system calls) per purchase during the run: ${usagePerUnit(cpuBefore, cpuAfter, result.requests)}`,
+      `  CPU (and read/write system calls) per purchase during the run: ${usagePerUnit(cpuBefore, cpuAfter, result.requests)}; ${loadGeneratorUsage(result, seconds)}`,
     );
     if (scrapeCost) {
       const runCpuPerSecond = cpuSecondsBetween(cpuBefore, cpuAfter) / seconds;

@@ -158,6 +158,15 @@ export function usagePerUnit(before: Map<string, GroupUsage>, after: Map<string,
   return `${us(total)} in all: ${parts.join(', ')}`;
 }
 
+/**
+ * wrk's own CPU per request, beside what the machine had per request (two cores' seconds over the requests): what
+ * the system under test could spend at most is the difference.
+ */
+export function loadGeneratorUsage(r: WrkResult, seconds: number): string {
+  const us = (s: number) => Math.round((s / r.requests) * 1e6);
+  return `wrk (the load, on the same cores) ${us(r.cpuSeconds)} µs per request; the machine had ${us(2 * seconds)} µs of CPU per request in all`;
+}
+
 /** Peak resident set (VmHWM) of a process, in MiB. */
 export function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -227,6 +236,11 @@ export interface WrkResult {
   maxMs: number;
   non2xx: number;
   socketErrors: number;
+  /**
+   * CPU seconds wrk itself spent (user + system, from /usr/bin/time): the load generator shares the two cores with
+   * what it measures, so its cost per request is part of every throughput figure here.
+   */
+  cpuSeconds: number;
   /** Everything the script printed, for lines of its own beside RESULT. */
   output: string;
 }
@@ -256,23 +270,28 @@ export async function wrk(o: {
   }
 
   const args = ['-t', String(o.threads ?? 1), '-c', String(o.connections), '-d', `${o.seconds}s`, '--timeout', '10s'];
-  const { stdout } = await run('wrk', [...args, '-s', o.script, o.url], {
-    env: {
-      ...process.env,
-      ...o.env,
-      TOKENS_FILE: tokensFile,
-      ...extra,
-      AGENTS_FILE: tokensFile,
-      RUN_ID: `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
+  const { stdout, stderr } = await run(
+    '/usr/bin/time',
+    ['-f', 'wrk-cpu %U %S', 'wrk', ...args, '-s', o.script, o.url],
+    {
+      env: {
+        ...process.env,
+        ...o.env,
+        TOKENS_FILE: tokensFile,
+        ...extra,
+        AGENTS_FILE: tokensFile,
+        RUN_ID: `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`,
+      },
+      maxBuffer: 1 << 20,
     },
-    maxBuffer: 1 << 20,
-  });
+  );
   const m =
     /RESULT requests=(\d+) duration_us=(\d+) p50_us=(\d+) p90_us=(\d+) p99_us=(\d+) max_us=(\d+) non2xx=(\d+) errors=(\d+)/.exec(
       stdout,
     );
   if (!m) throw new Error(`wrk printed no result:\n${stdout}`);
   const [requests, durationUs, p50, p90, p99, max, non2xx, errors] = m.slice(1).map(Number) as number[];
+  const cpu = /wrk-cpu ([\d.]+) ([\d.]+)/.exec(stderr);
   return {
     requests: requests!,
     perSecond: requests! / (durationUs! / 1e6),
@@ -282,6 +301,7 @@ export async function wrk(o: {
     maxMs: max! / 1000,
     non2xx: non2xx!,
     socketErrors: errors!,
+    cpuSeconds: cpu ? Number(cpu[1]) + Number(cpu[2]) : Number.NaN,
     output: stdout,
   };
 }
