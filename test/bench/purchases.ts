@@ -3,11 +3,15 @@
 // throughput and latency, settlement lag (held -> released or refunded), whether settlement and projections kept
 // up (their backlog at the end of the run), the JetStream append ceiling measured in the same run, and the ratio to
 // the peers measured on this machine.
-//   npm run bench:purchases -- [--seconds 20] [--connections 64] [--agents 1000] [--artifacts 5000] [--modes serve,split]
+//   npm run bench:purchases -- [--seconds 20] [--connections 64] [--agents 1000] [--artifacts 5000]
+//                              [--modes serve,split,deferred]
 //                              [--baseline <git revision>] [--metrics on|off|on,off|on,off,off,on] [--audit]
 // --metrics: every process's /metrics listener on (scraped each second during the run, as a 1 s Prometheus
 // would) or off; `on,off` measures both in one run and prints what metrics cost; a setting listed twice is measured twice.
 // --audit: after the drain, run `assay audit` on the run's namespace (the service still running) and print its time.
+// The `deferred` mode is split roles with the workers process paused (SIGSTOP) for the measured run and resumed after
+// it: purchases are appended and answered as always, and their projection (all of its PostgreSQL work) waits until
+// the run ends. It is a ceiling, not a way to run Assay: what the purchase path can do if its projection cost nothing.
 // With --baseline, each mode is measured on that revision's code too (a temporary worktree), right before this
 // tree's, with the same agents, listings and load: a change's effect in one sitting, both printed.
 import { execFile, execFileSync } from 'node:child_process';
@@ -42,7 +46,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '64' },
     agents: { type: 'string', default: '1000' },
     artifacts: { type: 'string', default: '5000' },
-    modes: { type: 'string', default: 'serve,split' },
+    modes: { type: 'string', default: 'serve,split,deferred' },
     peers: { type: 'string', default: 'transaction,plpgsql' },
     baseline: { type: 'string' },
     metrics: { type: 'string', default: 'on' },
@@ -63,18 +67,21 @@ ensureWrk();
 
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? Number.NaN;
 
+const modeNames: Record<Mode, string> = {
+  serve: 'one process (assay serve)',
+  split: 'split (gateway, actors, workers)',
+  deferred: 'split, workers paused for the run (projection deferred: a ceiling)',
+};
+
 /** The code a run measures: this tree, or a baseline revision checked out beside it. */
 interface Code {
   root: string;
   name: string;
 }
 
-async function runMode(
-  mode: 'serve' | 'split',
-  ceilingPerSecond: number,
-  code: Code,
-  metricsOn: boolean,
-): Promise<number> {
+type Mode = 'serve' | 'split' | 'deferred';
+
+async function runMode(mode: Mode, ceilingPerSecond: number, code: Code, metricsOn: boolean): Promise<number> {
   const env = await systemEnv({
     LOG_LEVEL: 'warn',
     ASSAY_SANDBOX_REGISTRATIONS_PER_MINUTE: '1000000',
@@ -86,11 +93,13 @@ async function runMode(
   const sql = postgres(env.DATABASE_URL!, { max: 2, onnotice: () => {} });
   const nc = await connectNats(env.NATS_URL!, 'bench');
   try {
-    // Each process its own metrics port (0: the listener off).
+    // Each process its own metrics port (0: the listener off). A paused process is not scraped during the run.
     const metricsPorts: number[] = [];
+    const scrapedPorts: number[] = [];
     const start = async (role: string, ready: string) => {
       const port = metricsOn ? await freePort() : 0;
       if (port) metricsPorts.push(port);
+      if (port && !(mode === 'deferred' && role === 'workers')) scrapedPorts.push(port);
       return startRoleProcess(role, { ...env, ASSAY_METRICS_PORT: String(port) }, ready, code.root);
     };
     if (mode === 'serve') procs.push({ role: 'serve', p: await start('serve', 'gateway listening') });
@@ -135,15 +144,17 @@ async function runMode(
       }
     })();
     // A scrape of every process each second while the load runs, as a Prometheus with a 1 s interval would.
-    let scraping = metricsPorts.length > 0;
+    let scraping = scrapedPorts.length > 0;
     const scraper = (async () => {
       while (scraping) {
-        await Promise.all(metricsPorts.map((p) => fetch(`http://127.0.0.1:${p}/metrics`).then((r) => r.text())));
+        await Promise.all(scrapedPorts.map((p) => fetch(`http://127.0.0.1:${p}/metrics`).then((r) => r.text())));
         await new Promise((res) => setTimeout(res, 1000));
       }
     })();
     const named = Object.fromEntries([...procs.map(({ role, p }) => [role, p.child.pid!]), ['bench', process.pid]]);
     const speed = machineSpeed();
+    const workers = procs.find((p) => p.role === 'workers')?.p.child;
+    if (mode === 'deferred') workers!.kill('SIGSTOP');
     const cpuBefore = usageByGroup(named);
     const result = await wrk({
       url,
@@ -156,6 +167,7 @@ async function runMode(
     });
 
     const cpuAfter = usageByGroup(named);
+    if (mode === 'deferred') workers!.kill('SIGCONT');
     sampling = false;
     scraping = false;
     await sampler;
@@ -193,7 +205,7 @@ async function runMode(
     const rss = procs.map(({ role, p }) => `${role} ${peakRssMiB(p.child.pid!)} MiB`).join(', ');
     // `assay audit` on the run's namespace, the service still running (this tree's code only: a baseline has none).
     const audited = values.audit && code === here ? await auditRun(env) : null;
-    const label = `${mode === 'serve' ? 'one process (assay serve)' : 'split (gateway, actors, workers)'}, ${code.name}, metrics ${metricsOn ? 'on' : 'off'}`;
+    const label = `${modeNames[mode]}, ${code.name}, metrics ${metricsOn ? 'on' : 'off'}`;
     console.log(
       `${label.padEnd(50)} ${Math.round(result.perSecond)}/s   p50 ${result.p50Ms.toFixed(1)} ms   p90 ${result.p90Ms.toFixed(1)} ms   p99 ${result.p99Ms.toFixed(1)} ms   non-2xx ${result.non2xx}   socket errors ${result.socketErrors}`,
     );
@@ -201,7 +213,7 @@ async function runMode(
       `  settlement lag (held -> outcome) p50 ${pct(lags, 0.5).toFixed(0)} ms, p99 ${pct(lags, 0.99).toFixed(0)} ms over ${lags.length} orders (${mix!.released} released, ${mix!.refunded} refunded)`,
     );
     console.log(
-      `  backlog at the end of the run: ${held!.n} orders unsettled, ${projectionBacklog} facts unprojected (every 2 s, facts appended per second/orders held/facts unprojected: ${samples.join(' ')}); drained in ${(drainMs / 1000).toFixed(1)} s`,
+      `  backlog at the end of the run: ${held!.n} orders unsettled, ${projectionBacklog} facts unprojected (every 2 s, facts appended per second/orders held/facts unprojected: ${samples.join(' ')}); drained in ${(drainMs / 1000).toFixed(1)} s${mode === 'deferred' ? ` (the deferred projection alone: ${Math.round(projectionBacklog / (drainMs / 1000))} facts/s)` : ''}`,
     );
     console.log(`  peak RSS: ${rss}`);
     if (audited) console.log(`  ${audited}`);
@@ -332,7 +344,7 @@ const here: Code = { root: new URL('../../', import.meta.url).pathname, name: 't
 const baseline = values.baseline ? checkout(values.baseline) : null;
 try {
   const metricsSettings = values.metrics.split(',').map((m) => m === 'on');
-  for (const mode of values.modes.split(',') as ('serve' | 'split')[]) {
+  for (const mode of values.modes.split(',') as Mode[]) {
     // Settings may repeat (`on,off,off,on`): each is measured every time it is listed, and the cost compares the
     // means, so an order effect or one noisy run does not decide it.
     const rates = new Map<boolean, number[]>();
