@@ -78,7 +78,7 @@ async function insertEvents(tx: Sql, rows: EventInsertRow[]): Promise<void> {
   await tx`
     WITH r AS (
       SELECT * FROM unnest(${column('principal_id')}::uuid[], ${arrayLiteral(n)}::bigint[], ${column('id')}::text[],
-                           ${column('type')}::text[], ${arrayLiteral(rows.map((r) => storableJson(r.data)))}::jsonb[],
+                           ${column('type')}::text[], ${arrayLiteral(rows.map((r) => storableJson(r.data)))}::json[],
                            ${column('sandbox')}::boolean[], ${column('source_seq')}::bigint[],
                            ${column('created_at')}::timestamptz[])
         AS r(principal_id, n, id, type, data, sandbox, source_seq, created_at)
@@ -95,6 +95,22 @@ async function insertEvents(tx: Sql, rows: EventInsertRow[]): Promise<void> {
     FROM r JOIN counts c USING (principal_id) JOIN heads h USING (principal_id)`.execute();
 }
 
+/**
+ * The one event type the type index leaves out (migration 030: most of every store, so a page of it reads the
+ * primary key in order instead). Must be the index predicate's literal.
+ */
+const typeOutsideIndex = 'order.state_changed';
+
+/**
+ * The type filter of a page: any other type also says it is not `typeOutsideIndex`, in the index predicate's own
+ * words, so the planner can use the partial index whatever the parameter (a generic plan cannot see its value).
+ */
+function typeFilter(sql: Sql, type: string | undefined) {
+  if (type === undefined) return sql``;
+  if (type === typeOutsideIndex) return sql`AND type = ${type}`;
+  return sql`AND type = ${type} AND type <> 'order.state_changed'`;
+}
+
 /** A principal's events after a sequence, oldest first, optionally of one type. */
 export async function eventsPage(
   sql: Sql,
@@ -102,8 +118,7 @@ export async function eventsPage(
 ): Promise<EventRow[]> {
   return sql<EventRow[]>`
     SELECT seq, id, type, data, source_seq, created_at FROM events
-    WHERE principal_id = ${q.principalId} AND seq > ${q.afterSeq}
-      ${q.type === undefined ? sql`` : sql`AND type = ${q.type}`}
+    WHERE principal_id = ${q.principalId} AND seq > ${q.afterSeq} ${typeFilter(sql, q.type)}
     ORDER BY seq LIMIT ${q.limit}`;
 }
 
@@ -117,8 +132,7 @@ export async function latestEvents(
 ): Promise<EventRow[]> {
   const rows = await sql<EventRow[]>`
     SELECT seq, id, type, data, source_seq, created_at FROM events
-    WHERE principal_id = ${q.principalId}
-      ${q.type === undefined ? sql`` : sql`AND type = ${q.type}`}
+    WHERE principal_id = ${q.principalId} ${typeFilter(sql, q.type)}
     ORDER BY seq DESC LIMIT ${q.limit}`;
   return rows.reverse();
 }

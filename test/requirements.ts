@@ -391,6 +391,11 @@ export const requirements = {
     behaviour:
       'GET /v1/events pages the events store oldest first, filtered by type; order events carry subscription_id (null outside a subscription).',
   },
+  'EVENTS-TYPE-INDEX': {
+    source: 'docs/purchases.md: The events store',
+    behaviour:
+      'A page of events of one type other than order.state_changed reads the type index, even under a generic plan; order events, most of every store, are left out of that index.',
+  },
   'EVENTS-OLD-CURSOR': {
     source: 'docs/purchases.md: The events store',
     behaviour: 'An events cursor handed out before the store (a LEDGER sequence) resumes at the same event as before.',

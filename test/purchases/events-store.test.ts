@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import { eventsOf } from '../../actors/index.ts';
 import { encodeCursor } from '../../actors/shared/cursor.ts';
-import { openPool, rebuildProjection } from '../../storage/index.ts';
+import { eventsPage, openPool, rebuildProjection, type Sql } from '../../storage/index.ts';
 import { registerSeller, verifiedListing } from '../support/catalog.ts';
 import { type Agent, eventually, ledgerFacts, startSystem, type TestSystem } from '../support/system.ts';
 
@@ -137,6 +137,29 @@ describe('the events store', () => {
       walked,
       items.map((e) => e.id),
     );
+  });
+
+  test('[EVENTS-TYPE-INDEX] a page of a rare type reads the type index under a generic plan; order events are not in it', async () => {
+    await allEvents();
+    // Scans of the type index by this transaction alone (the xact statistics functions).
+    const typeIndexScans = async (tx: Sql) => {
+      const [r] = await tx<{ scans: number }[]>`
+        SELECT pg_stat_get_xact_numscans('events_by_type'::regclass)::int AS scans`;
+      return r!.scans;
+    };
+    const readsTypeIndex = (type: string) =>
+      sys.sql.begin(async (tx) => {
+        const t = tx as unknown as Sql;
+        // A generic plan cannot see the type's value: only the query's own words can show the index predicate holds.
+        await t`SET LOCAL plan_cache_mode = force_generic_plan`;
+        await t`SET LOCAL enable_seqscan = off`;
+        const before = await typeIndexScans(t);
+        const rows = await eventsPage(t, { principalId: buyer.principalId, afterSeq: 0, type, limit: 10 });
+        assert.ok(rows.every((e) => e.type === type));
+        return { scans: (await typeIndexScans(t)) - before, rows: rows.length };
+      });
+    assert.deepEqual(await readsTypeIndex('topup.credited'), { scans: 1, rows: 2 });
+    assert.deepEqual(await readsTypeIndex('order.state_changed'), { scans: 0, rows: 4 });
   });
 
   test('[EVENTS-OLD-CURSOR] a cursor handed out before the store (a LEDGER sequence) resumes where it did', async () => {
