@@ -70,10 +70,11 @@ export function names(namespace: string) {
       anyArtifact: `${ns}.notice.artifact.*`,
       errata: `${ns}.notice.errata`,
       /**
-       * The events projection committed new events for this principal (docs/mcp.md, Events as a resource): gateways
-       * holding an MCP event stream subscribed to `assay://events` listen. A lost notice delays nothing a poll sees.
+       * The events projection committed new events for these principals (docs/mcp.md, Events as a resource): one
+       * message per committed batch, its payload the principals' ids (`eventsNoticeBodies`). Gateways holding an MCP
+       * event stream subscribed to `assay://events` listen. A lost notice delays nothing a poll sees.
        */
-      events: (principalId: string) => `${ns}.notice.events.${principalId}`,
+      events: `${ns}.notice.events`,
       /** An MCP session's resource subscriptions changed (payload: its KV revision and URIs); every gateway listens. */
       mcpSession: (principalId: string, sessionId: string) => `${ns}.notice.mcp_session.${principalId}.${sessionId}`,
       anyMcpSession: `${ns}.notice.mcp_session.*.*`,
@@ -271,4 +272,23 @@ export interface AgentTokenClaims {
   exp: number;
   iat: number;
   jti: string;
+}
+
+/**
+ * The ids per events notice: 37 bytes each (an id and its newline), so a message stays far under NATS's 1 MiB
+ * whatever the batch.
+ */
+const eventsNoticeIdsMax = 10_000;
+
+/** The payloads announcing one batch's principals with new events: their ids, one per line, in as few messages as fit. */
+export function eventsNoticeBodies(principalIds: readonly string[]): string[] {
+  const bodies: string[] = [];
+  for (let at = 0; at < principalIds.length; at += eventsNoticeIdsMax)
+    bodies.push(principalIds.slice(at, at + eventsNoticeIdsMax).join('\n'));
+  return bodies;
+}
+
+/** The principals an events notice names. */
+export function eventsNoticePrincipals(body: string): string[] {
+  return body === '' ? [] : body.split('\n');
 }

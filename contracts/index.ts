@@ -11,6 +11,8 @@ export {
   encodeReply,
   errorReply,
   etagMatches,
+  eventsNoticeBodies,
+  eventsNoticePrincipals,
   type InProcessActors,
   InProcessTimeout,
   JsonText,

@@ -16,7 +16,7 @@ import type {
   SubscriptionChangedFact,
   schemas,
 } from '../../contracts/index.ts';
-import { factsRecorded } from '../../contracts/index.ts';
+import { eventsNoticeBodies, factsRecorded } from '../../contracts/index.ts';
 import {
   type EventInsertRow,
   type EventRow,
@@ -226,8 +226,9 @@ function subscriptionEvents(
 
 /**
  * The events projection: one definition for the projector, rebuilds and the read side's checkpoint. Given `nc` (the
- * live projector), each committed batch publishes `<ns>.notice.events.<principalId>` once for every principal it gave
- * new events, which gateways turn into MCP resource notifications (docs/mcp.md); rebuilds and readers pass none.
+ * live projector), each committed batch publishes one `<ns>.notice.events` naming every principal it gave new events
+ * (one message a batch, not one a principal: a purchase would otherwise cost the bus a message more), which gateways
+ * turn into MCP resource notifications (docs/mcp.md); rebuilds and readers pass none.
  */
 export function eventsOf(names: Names, nc?: NatsConnection): Projection<LedgerFact> {
   if (!nc) return eventsProjection(names, eventRows, webhookRows);
@@ -241,9 +242,11 @@ export function eventsOf(names: Names, nc?: NatsConnection): Projection<LedgerFa
   return {
     ...eventsProjection(names, derive, webhookRows),
     committed(batch) {
-      for (const principalId of principals.get(batch) ?? []) {
+      const told = principals.get(batch);
+      if (!told) return;
+      for (const body of eventsNoticeBodies([...told])) {
         try {
-          nc.publish(names.notices.events(principalId));
+          nc.publish(names.notices.events, body);
         } catch {
           // A closed connection: the notice is lost, which only delays a notification (polling sees the events).
         }

@@ -2,12 +2,13 @@
 // resource). A session's subscriptions live in its KV record; the gateway holding its stream keeps what it last
 // learned of them, newest revision first, from three sources: the record read when the stream opened (and once more
 // right after, for a change made meanwhile), the notice a subscribe or unsubscribe publishes through any gateway, and
-// the check of open streams every 5 s. While at least one stream of a principal is subscribed to assay://events, the
-// process listens on `<ns>.notice.events.<principalId>` (one NATS subscription per principal, dropped with its last
-// such stream) and sends each of them `notifications/resources/updated`, at most once per `updateEveryMsMin`.
+// the check of open streams every 5 s. While at least one stream is subscribed to assay://events, the process listens
+// on `<ns>.notice.events` (one NATS subscription, dropped with the last such stream), whose messages name the
+// principals a projected batch gave events, and sends each of their streams `notifications/resources/updated`, at
+// most once per `updateEveryMsMin`.
 import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
-import type { Names } from '../../contracts/index.ts';
+import { eventsNoticePrincipals, type Names } from '../../contracts/index.ts';
 
 /** A session's subscriptions as of one revision of its record. */
 export interface SubscriptionState {
@@ -40,11 +41,6 @@ interface Watch {
   timer: NodeJS.Timeout | null;
 }
 
-interface Listener {
-  sub: Subscription;
-  watches: Set<Watch>;
-}
-
 export interface ResourceUpdatesDeps {
   nc: NatsConnection;
   names: Names;
@@ -56,7 +52,10 @@ export interface ResourceUpdatesDeps {
 export class ResourceUpdates {
   /** One per open stream, by `<principalId>.<sessionId>` (a process holds one stream per session). */
   private readonly watches = new Map<string, Watch>();
-  private readonly listeners = new Map<string, Listener>();
+  /** The subscribed streams of each principal listened for. */
+  private readonly listeners = new Map<string, Set<Watch>>();
+  /** The events notices, while `listeners` is not empty. */
+  private eventNotices: Subscription | null = null;
   private readonly sessionNotices: Subscription;
 
   constructor(private readonly d: ResourceUpdatesDeps) {
@@ -116,6 +115,13 @@ export class ResourceUpdates {
     unsubscribe(this.sessionNotices);
   }
 
+  private onEventsNotice(msg: Msg): void {
+    for (const principalId of eventsNoticePrincipals(msg.string())) {
+      const watches = this.listeners.get(principalId);
+      if (watches) for (const w of watches) this.poke(w);
+    }
+  }
+
   private onSessionNotice(msg: Msg): void {
     const tokens = msg.subject.split('.');
     const sessionId = tokens.at(-1)!;
@@ -132,15 +138,11 @@ export class ResourceUpdates {
   }
 
   private listen(w: Watch): void {
-    const principalId = w.target.principalId;
-    let l = this.listeners.get(principalId);
-    if (!l) {
-      const watches = new Set<Watch>();
-      let sub: Subscription;
+    if (!this.eventNotices) {
       try {
-        sub = this.d.nc.subscribe(this.d.names.notices.events(principalId), {
-          callback: (err) => {
-            if (!err) for (const x of watches) this.poke(x);
+        this.eventNotices = this.d.nc.subscribe(this.d.names.notices.events, {
+          callback: (err, msg) => {
+            if (!err) this.onEventsNotice(msg);
           },
         });
       } catch (err) {
@@ -148,20 +150,26 @@ export class ResourceUpdates {
         this.d.log.warn({ err }, 'listening for event notices failed');
         return;
       }
-      l = { sub, watches };
-      this.listeners.set(principalId, l);
     }
-    l.watches.add(w);
+    const principalId = w.target.principalId;
+    let watches = this.listeners.get(principalId);
+    if (!watches) {
+      watches = new Set<Watch>();
+      this.listeners.set(principalId, watches);
+    }
+    watches.add(w);
   }
 
   private unlisten(w: Watch): void {
     if (w.timer) clearTimeout(w.timer);
     w.timer = null;
-    const l = this.listeners.get(w.target.principalId);
-    if (!l?.watches.delete(w)) return;
-    if (l.watches.size > 0) return;
-    unsubscribe(l.sub);
+    const watches = this.listeners.get(w.target.principalId);
+    if (!watches?.delete(w)) return;
+    if (watches.size > 0) return;
     this.listeners.delete(w.target.principalId);
+    if (this.listeners.size > 0 || !this.eventNotices) return;
+    unsubscribe(this.eventNotices);
+    this.eventNotices = null;
   }
 
   private drop(w: Watch): void {

@@ -288,9 +288,9 @@ test('[MCP-EVENTS-RESOURCE] a burst of notices is coalesced: one notification at
   const target = { principalId, sessionId: randomUUID(), notify: () => sent.push(performance.now()) };
   updates.add(target, { revision: 1, subscriptions: [uri] });
   await sys.nc.flush();
-  for (let i = 0; i < 20; i++) sys.nc.publish(sys.names.notices.events(principalId));
-  // Notices for another principal, and an older revision of the session's state, change nothing.
-  sys.nc.publish(sys.names.notices.events(randomUUID()));
+  for (let i = 0; i < 20; i++) sys.nc.publish(sys.names.notices.events, `${randomUUID()}\n${principalId}`);
+  // Notices for other principals, and an older revision of the session's state, change nothing.
+  sys.nc.publish(sys.names.notices.events, randomUUID());
   updates.apply(principalId, target.sessionId, { revision: 0, subscriptions: [] });
   await sleep(updateEveryMsMin * 4);
   assert.equal(sent.length, 2, `notified ${sent.length} times`);
@@ -298,7 +298,7 @@ test('[MCP-EVENTS-RESOURCE] a burst of notices is coalesced: one notification at
   // A newer state without the subscription stops notices; the stream's end drops the NATS subscription.
   updates.apply(principalId, target.sessionId, { revision: 2, subscriptions: [] });
   await sys.nc.flush();
-  sys.nc.publish(sys.names.notices.events(principalId));
+  sys.nc.publish(sys.names.notices.events, principalId);
   await sleep(updateEveryMsMin * 2);
   assert.equal(sent.length, 2);
   updates.remove(target);
