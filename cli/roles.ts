@@ -429,7 +429,7 @@ export async function startRoles(
       log,
       buckets,
       sync: sql ? await openSync(config, sql, log) : null,
-      inProcess: h && ((subject, data, timeoutMs, headers) => h.answerInProcess(subject, data, timeoutMs, headers)),
+      inProcess: h && ((subject, req, timeoutMs, headers) => h.answerInProcess(subject, req, timeoutMs, headers)),
     });
     port = await gateway.listen();
     const g = gateway;

@@ -149,16 +149,25 @@ export type BusReply =
 
 /**
  * An actor host of the same process, answering a request in place of the round trip through nats-server: the same
- * request and reply bytes as on the bus, the same mailbox. Null when no host here serves the subject's shard (the
- * request then goes over NATS); rejects with `InProcessTimeout` when no answer came in `timeoutMs`.
+ * mailbox and the same decisions, without the request and the reply going through JSON in between. The request is
+ * handed over as it is (its caller is frozen, since the gateway caches it, and nothing reads it after dispatch); the
+ * reply's body is serialised when the actor answers, as on the bus (`replyInProcess`), so it shows the state of that
+ * moment. Null when no host here serves the subject's shard (the request then goes over NATS); rejects with
+ * `InProcessTimeout` when no answer came in `timeoutMs`.
  */
 export type InProcessActors = (
   subject: string,
-  data: Uint8Array,
+  req: BusRequest,
   timeoutMs: number,
   /** The request's headers (its span's traceparent, tracing on), as a NATS message would carry them. */
   headers?: { get(k: string): string },
-) => Promise<Uint8Array> | null;
+) => Promise<ReceivedReply> | null;
+
+/** A reply as the gateway receives it: `rawBody` is the body's JSON as the service wrote it (bytes or text). */
+export interface ReceivedReply {
+  reply: BusReply;
+  rawBody: Uint8Array | string | null;
+}
 
 export class InProcessTimeout extends Error {}
 
@@ -176,9 +185,7 @@ export function encodeReply(reply: BusReply): Uint8Array {
   }
   // Named fields rather than a rest pattern, which copies the object the slow way; JSON drops undefined ones.
   const meta = { ok: true, status: reply.status, replayed: reply.replayed, etag: reply.etag };
-  const body =
-    reply.body === undefined ? 'null' : reply.body instanceof JsonText ? reply.body.text : JSON.stringify(reply.body);
-  return textEncoder.encode(`${JSON.stringify(meta)}\n${body}`);
+  return textEncoder.encode(`${JSON.stringify(meta)}\n${bodyText(reply.body)}`);
 }
 
 /**
@@ -205,7 +212,7 @@ export function replyParts(encoded: Uint8Array, partBytesMax: number): Uint8Arra
   return parts;
 }
 
-/** A successful reply whose body is parsed from its raw bytes only if someone reads it. */
+/** A successful reply whose body is parsed from its raw JSON (bytes or text) only if someone reads it. */
 class WireReply {
   readonly ok = true as const;
   readonly status: number;
@@ -216,7 +223,7 @@ class WireReply {
 
   constructor(
     meta: { status: number; replayed?: boolean; etag?: string },
-    private readonly bodyBytes: Uint8Array,
+    private readonly raw: Uint8Array | string,
   ) {
     this.status = meta.status;
     if (meta.replayed !== undefined) this.replayed = meta.replayed;
@@ -225,7 +232,7 @@ class WireReply {
 
   get body(): unknown {
     if (!this.done) {
-      this.parsed = JSON.parse(textDecoder.decode(this.bodyBytes));
+      this.parsed = JSON.parse(typeof this.raw === 'string' ? this.raw : textDecoder.decode(this.raw));
       this.done = true;
     }
     return this.parsed;
@@ -233,13 +240,29 @@ class WireReply {
 }
 
 /** The reply and its body's raw JSON bytes; `reply.body` is parsed from them on first access. */
-export function decodeReply(bytes: Uint8Array): { reply: BusReply; bodyBytes: Uint8Array | null } {
+export function decodeReply(bytes: Uint8Array): ReceivedReply {
   const nl = bytes.indexOf(10);
   const meta = JSON.parse(textDecoder.decode(nl < 0 ? bytes : bytes.subarray(0, nl))) as BusReply;
-  if (!meta.ok || nl < 0) return { reply: meta, bodyBytes: null };
+  if (!meta.ok || nl < 0) return { reply: meta, rawBody: null };
   const bodyBytes = bytes.subarray(nl + 1);
-  if (meta.mediaType !== undefined) return { reply: { ...meta, body: bodyBytes }, bodyBytes };
-  return { reply: new WireReply(meta, bodyBytes), bodyBytes };
+  if (meta.mediaType !== undefined) return { reply: { ...meta, body: bodyBytes }, rawBody: bodyBytes };
+  return { reply: new WireReply(meta, bodyBytes), rawBody: bodyBytes };
+}
+
+/**
+ * A reply handed to a gateway of the same process (InProcessActors): what `decodeReply(encodeReply(reply))` gives,
+ * with the body serialised now, once, and no metadata line to write and read back.
+ */
+export function replyInProcess(reply: BusReply): ReceivedReply {
+  if (!reply.ok) return { reply, rawBody: null };
+  if (reply.mediaType !== undefined) return { reply, rawBody: reply.body as Uint8Array };
+  const text = bodyText(reply.body);
+  return { reply: new WireReply(reply, text), rawBody: text };
+}
+
+/** A successful reply's body as JSON text: stored JSON as it is, anything else serialised. */
+function bodyText(body: unknown): string {
+  return body === undefined ? 'null' : body instanceof JsonText ? body.text : JSON.stringify(body);
 }
 
 const textEncoder = new TextEncoder();

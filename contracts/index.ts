@@ -18,6 +18,8 @@ export {
   JsonText,
   pendingApprovalReply,
   names,
+  type ReceivedReply,
+  replyInProcess,
   type Names,
   namespacePattern,
   okReply,

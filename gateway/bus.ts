@@ -3,7 +3,7 @@
 // texts; what the library said, and the subject, go to the log with the request id.
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
-import type { BusReply, BusRequest, InProcessActors } from '../contracts/index.ts';
+import type { BusReply, BusRequest, InProcessActors, ReceivedReply } from '../contracts/index.ts';
 import { decodeReply, errorReply, InProcessTimeout, natsFailure, replyPartsHeader } from '../contracts/index.ts';
 import { injectTrace, timeNatsRequest, tracingOn } from '../contracts/index.ts';
 
@@ -41,7 +41,7 @@ export class GatewayBus {
   }
 
   /**
-   * The reply with its body's raw bytes, so they can go to the client without being parsed and re-serialised.
+   * The reply with its body's raw JSON, so it can go to the client without being parsed and re-serialised.
    * `inParts`: the reply may exceed one NATS message, so it is asked for in parts (contracts/bus.ts).
    * `timeoutMs`: a longer wait than the configured one, for work that takes its own time (a skill's model call).
    */
@@ -50,26 +50,26 @@ export class GatewayBus {
     req: BusRequest,
     inParts = false,
     timeoutMs = this.timeoutMs,
-  ): Promise<{ reply: BusReply; bodyBytes: Uint8Array | null }> {
+  ): Promise<ReceivedReply> {
     if (!this.isConnected()) return refused(unreachable);
     const family = subjectFamily(subject);
     const started = performance.now();
     const took = (outcome: string) => timeNatsRequest(family, outcome, started);
     try {
-      const data = encoder.encode(JSON.stringify(req));
       // The request span's traceparent travels in the message's headers (tracing on only).
       const traced = tracingOn() ? natsHeaders() : undefined;
       if (traced) injectTrace(traced);
+      const here = inParts ? null : this.inProcess?.(subject, req, timeoutMs, traced);
+      if (here) {
+        const answer = await here;
+        took('ok');
+        return answer;
+      }
+      const data = encoder.encode(JSON.stringify(req));
       if (inParts) {
         const joined = await this.requestParts(subject, data, timeoutMs, traced);
         took(joined === null ? 'timeout' : 'ok');
         return joined === null ? refused(this.timedOut) : decodeReply(joined);
-      }
-      const here = this.inProcess?.(subject, data, timeoutMs, traced);
-      if (here) {
-        const answer = await here;
-        took('ok');
-        return decodeReply(answer);
       }
       const msg = await this.nc.request(subject, data, { timeout: timeoutMs, ...(traced ? { headers: traced } : {}) });
       took('ok');
@@ -117,4 +117,4 @@ export function subjectFamily(subject: string): string {
   return subject.slice(first + 1, third < 0 ? undefined : third);
 }
 
-const refused = (message: string) => ({ reply: errorReply('unavailable', message, 1), bodyBytes: null });
+const refused = (message: string): ReceivedReply => ({ reply: errorReply('unavailable', message, 1), rawBody: null });

@@ -61,8 +61,8 @@ export interface CallResult {
   status: number;
   body: unknown;
   headers: Record<string, string>;
-  /** The body's JSON exactly as the service sent it, when it came over the bus; or a download's raw bytes. */
-  rawBody?: Uint8Array;
+  /** The body's JSON exactly as the service sent it (bytes from the bus, text from this process's actors); or a download's raw bytes. */
+  rawBody?: Uint8Array | string;
   /** A download's media type; JSON when absent. */
   contentType?: string;
   /** Set when the result is a refusal: the typed error object (also in `body`). */
@@ -214,7 +214,7 @@ export class Pipeline {
       d.to === 'actor'
         ? this.d.names.actorSubject(d.kind, caller!.principalId)
         : this.d.names.serviceSubject(d.service);
-    const { reply, bodyBytes } = await this.d.bus.requestWire(
+    const { reply, rawBody } = await this.d.bus.requestWire(
       subject,
       {
         op: input.dispatchAs ?? op.id,
@@ -233,7 +233,7 @@ export class Pipeline {
       op.replyChunked === true,
     );
     // 7. Reply mapping.
-    return this.fromReply(reply, input.ifNoneMatch, bodyBytes);
+    return this.fromReply(reply, input.ifNoneMatch, rawBody);
   }
 
   /** Step 2 alone, for the MCP endpoint, which authenticates each HTTP request before any JSON-RPC is read. */
@@ -272,7 +272,7 @@ export class Pipeline {
     return { ok: true, caller };
   }
 
-  fromReply(reply: BusReply, ifNoneMatch?: string, bodyBytes: Uint8Array | null = null): CallResult {
+  fromReply(reply: BusReply, ifNoneMatch?: string, rawBody: Uint8Array | string | null = null): CallResult {
     if (reply.ok) {
       const headers: Record<string, string> = reply.headers
         ? { ...reply.headers }
@@ -289,7 +289,7 @@ export class Pipeline {
       // `body` stays lazy (parsed only if someone reads it); HTTP sends `rawBody` as it came.
       const result: CallResult = { status: reply.status, body: undefined, headers };
       Object.defineProperty(result, 'body', { enumerable: true, get: () => reply.body });
-      if (bodyBytes) result.rawBody = bodyBytes;
+      if (rawBody !== null) result.rawBody = rawBody;
       if (reply.mediaType !== undefined) result.contentType = reply.mediaType;
       return result;
     }

@@ -99,13 +99,16 @@ export class TokenVerifier {
     if (oauth && (typeof claims.gid !== 'string' || claims.sandbox !== false)) return null;
     const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
     const api = aud.includes(this.resources.api);
+    // Frozen: the cached caller goes with every request of its token, and a gateway of the same process hands the
+    // request to the actor as it is (InProcessActors), so a handler that changed it would change it for the next.
+    const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [];
     return {
-      caller: {
+      caller: Object.freeze({
         principalId: claims.principal_id,
         agentId: claims.agent_id,
-        scopes: typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [],
+        scopes: Object.freeze(scopes) as string[],
         sandbox: claims.sandbox === true,
-      },
+      }),
       expMs: claims.exp * 1000,
       faces: { api, mcp: api || aud.includes(this.resources.mcp) },
       revocable: oauth ? { grantId: claims.gid as string, jti: claims.jti } : null,

@@ -17,6 +17,8 @@ import {
   InProcessTimeout,
   type Names,
   natsFailure,
+  type ReceivedReply,
+  replyInProcess,
   requiresCaller,
 } from '../../contracts/index.ts';
 import {
@@ -126,10 +128,16 @@ export interface Cell {
   lastSnapshotBytes: number;
   /** When the snapshot the state stands on was written (loaded or written since); 0 with none. */
   snapshotAtMs: number;
-  /** `msg` is null for a follow-up the actor gave itself: nobody waits for its reply. `trace`: its sender's span. */
-  queue: { req: BusRequest; msg: Msg | null; trace?: Context }[];
+  /**
+   * `answer` sends the reply to whoever asked (a NATS requester, or a gateway of this process); null for a follow-up
+   * the actor gave itself: nobody waits for its reply. `trace`: its sender's span.
+   */
+  queue: { req: BusRequest; answer: Answer | null; trace?: Context }[];
   running: boolean;
 }
+
+/** Sends a command's one reply to whoever asked. */
+type Answer = (reply: BusReply) => void;
 
 /** The actor a command is for: the last token of its subject, `<ns>.actor.<kind>.<shard>.<id>`. */
 export const actorIdOf = (subject: string): string => subject.slice(subject.lastIndexOf('.') + 1);
@@ -246,7 +254,7 @@ export class ActorHost {
       queue: subject,
       callback: (err, msg) => {
         if (err) this.o.log.error({ err, subject }, 'shard subscription error');
-        else this.enqueue(behaviour, ref.shard, msg);
+        else this.enqueueMessage(behaviour, ref.shard, msg);
       },
     });
     this.subs.set(`${ref.kind}.${ref.shard}`, sub);
@@ -276,15 +284,15 @@ export class ActorHost {
 
   /**
    * A request from the gateway of this process, answered without the round trip through nats-server (the
-   * InProcessActors contract): the same bytes and the same mailbox as a message, for a shard this host serves now;
-   * null otherwise, and the request goes over NATS.
+   * InProcessActors contract): the same mailbox as a message, for a shard this host serves now; null otherwise, and
+   * the request goes over NATS.
    */
   answerInProcess(
     subject: string,
-    data: Uint8Array,
+    req: BusRequest,
     timeoutMs: number,
     headers?: { get(k: string): string },
-  ): Promise<Uint8Array> | null {
+  ): Promise<ReceivedReply> | null {
     if (this.stopping) return null;
     const idAt = subject.lastIndexOf('.');
     const shardAt = subject.lastIndexOf('.', idAt - 1);
@@ -294,31 +302,42 @@ export class ActorHost {
     if (!behaviour || subject.slice(0, kindAt) !== `${this.o.names.namespace}.actor`) return null;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new InProcessTimeout()), timeoutMs);
-      const answer = (reply: Uint8Array) => {
+      const answer = (reply: BusReply) => {
         clearTimeout(timer);
-        resolve(reply);
-        return true;
+        resolve(replyInProcess(reply));
       };
-      const msg = { subject, data, reply: subject, headers, respond: answer, json: () => jsonOf(data) };
-      this.enqueue(behaviour, Number(subject.slice(shardAt + 1, idAt)), msg as unknown as Msg);
+      this.enqueue(behaviour, Number(subject.slice(shardAt + 1, idAt)), actorIdOf(subject), req, answer, headers);
     });
   }
 
-  private enqueue(behaviour: ActorBehaviour<any, any, any>, shard: number, msg: Msg): void {
-    const id = actorIdOf(msg.subject);
+  private enqueueMessage(behaviour: ActorBehaviour<any, any, any>, shard: number, msg: Msg): void {
+    const answer = (reply: BusReply) => {
+      if (msg.reply) msg.respond(encodeReply(reply));
+    };
     let req: BusRequest;
     try {
       req = msg.json<BusRequest>();
     } catch {
-      respond(msg, errorReply('validation_failed', 'the bus message is not JSON'));
+      answer(errorReply('validation_failed', 'the bus message is not JSON'));
       return;
     }
+    this.enqueue(behaviour, shard, actorIdOf(msg.subject), req, answer, msg.headers);
+  }
+
+  private enqueue(
+    behaviour: ActorBehaviour<any, any, any>,
+    shard: number,
+    id: string,
+    req: BusRequest,
+    answer: Answer,
+    headers: { get(k: string): string } | undefined,
+  ): void {
     const cell = this.cell(behaviour, shard, id);
     if (cell.queue.length >= this.o.mailboxDepthMax) {
-      respond(msg, errorReply('unavailable', 'this actor is busy; retry with the same Idempotency-Key', 1));
+      answer(errorReply('unavailable', 'this actor is busy; retry with the same Idempotency-Key', 1));
       return;
     }
-    cell.queue.push({ req, msg, ...(tracingOn() ? { trace: extractTrace(msg.headers) } : {}) });
+    cell.queue.push({ req, answer, ...(tracingOn() ? { trace: extractTrace(headers) } : {}) });
     if (!cell.running) void this.drain(cell);
   }
 
@@ -359,7 +378,7 @@ export class ActorHost {
             next.trace,
           );
           reply = done.reply;
-          if (done.followUp) cell.queue.unshift({ req: done.followUp, msg: null });
+          if (done.followUp) cell.queue.unshift({ req: done.followUp, answer: null });
         } catch (err) {
           // Always reply: a failed command answers unavailable, and its actor reloads from the stream next time.
           // JetStream not answering (a NATS node lost, a leader being elected) is an outage, not a bug: one line
@@ -375,7 +394,7 @@ export class ActorHost {
         }
         const kind = cell.behaviour.kind;
         countActorCommand(kind, reply.ok ? 'ok' : reply.error.code === 'unavailable' ? 'failed' : 'refused', started);
-        if (next.msg) respond(next.msg, reply);
+        if (next.answer) next.answer(reply);
         else if (!reply.ok) this.o.log.warn({ actor: cell.key, op: next.req.op, reply }, 'follow-up command failed');
       }
     } finally {
@@ -499,13 +518,4 @@ export async function decideCommand<K extends ActorKind, S, F extends { id: stri
     return { reply: errorReply('unauthorized', 'this command needs the caller it acts for') };
   }
   return (await handler(state, req, at)) as Decision<F>;
-}
-
-/** A message's JSON, as the NATS client's `msg.json()` reads it. */
-function jsonOf(data: Uint8Array): unknown {
-  return JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString());
-}
-
-function respond(msg: Msg, reply: BusReply): void {
-  if (msg.reply) msg.respond(encodeReply(reply));
 }

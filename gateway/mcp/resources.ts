@@ -86,6 +86,11 @@ export function resourceRefusal(r: CallResult): McpError {
 }
 
 export function readResult(uri: string, r: CallResult): ReadResourceResult {
-  const text = r.rawBody ? Buffer.from(r.rawBody).toString('utf8') : JSON.stringify(r.body);
+  const text =
+    typeof r.rawBody === 'string'
+      ? r.rawBody
+      : r.rawBody
+        ? Buffer.from(r.rawBody).toString('utf8')
+        : JSON.stringify(r.body);
   return { contents: [{ uri, mimeType: eventsMimeType, text }] };
 }
