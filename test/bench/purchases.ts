@@ -5,7 +5,7 @@
 // the peers measured on this machine.
 //   npm run bench:purchases -- [--seconds 20] [--connections 64] [--agents 1000] [--artifacts 5000]
 //                              [--modes serve,split,deferred]
-//                              [--baseline <git revision>] [--metrics on|off|on,off|on,off,off,on] [--audit]
+//                              [--baseline <git revision>] [--rounds 1] [--metrics on|off|on,off|on,off,off,on] [--audit]
 // --metrics: every process's /metrics listener on (scraped each second during the run, as a 1 s Prometheus
 // would) or off; `on,off` measures both in one run and prints what metrics cost; a setting listed twice is measured twice.
 // --audit: after the drain, run `assay audit` on the run's namespace (the service still running) and print its time.
@@ -14,6 +14,9 @@
 // the run ends. It is a ceiling, not a way to run Assay: what the purchase path can do if its projection cost nothing.
 // With --baseline, each mode is measured on that revision's code too (a temporary worktree), right before this
 // tree's, with the same agents, listings and load: a change's effect in one sitting, both printed.
+// --rounds N repeats every measurement N times (each mode's baseline and this tree alternating) and then prints each
+// one's median throughput, p99 and CPU per purchase by process: the VM's speed moves by more than most changes between
+// two runs minutes apart, and a median of alternating runs is steadier than any one pair.
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +30,7 @@ import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import { dropEnv } from '../support/system.ts';
 import {
   ensureWrk,
+  cpuPerUnitByGroup,
   jetstreamCeiling,
   loadGeneratorUsage,
   machineSpeed,
@@ -51,6 +55,7 @@ const { values } = parseArgs({
     baseline: { type: 'string' },
     metrics: { type: 'string', default: 'on' },
     audit: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '1' },
   },
 });
 const seconds = Number(values.seconds);
@@ -81,7 +86,15 @@ interface Code {
 
 type Mode = 'serve' | 'split' | 'deferred';
 
-async function runMode(mode: Mode, ceilingPerSecond: number, code: Code, metricsOn: boolean): Promise<number> {
+/** What one run measured, for the medians of `--rounds`. */
+interface Measured {
+  perSecond: number;
+  p99Ms: number;
+  /** CPU microseconds per purchase, by process group. */
+  cpuUs: Map<string, number>;
+}
+
+async function runMode(mode: Mode, ceilingPerSecond: number, code: Code, metricsOn: boolean): Promise<Measured> {
   const env = await systemEnv({
     LOG_LEVEL: 'warn',
     ASSAY_SANDBOX_REGISTRATIONS_PER_MINUTE: '1000000',
@@ -241,7 +254,11 @@ async function runMode(mode: Mode, ceilingPerSecond: number, code: Code, metrics
         `  target scaled to this machine now (PL/pgSQL peer measured/quoted ${machineFactor.toFixed(2)}): ${Math.round(perSecond)}/s with p99 < ${Math.round(p99Ms)} ms: ${result.perSecond >= perSecond && result.p99Ms < p99Ms ? 'met' : 'NOT met'}`,
       );
     }
-    return result.perSecond;
+    return {
+      perSecond: result.perSecond,
+      p99Ms: result.p99Ms,
+      cpuUs: cpuPerUnitByGroup(cpuBefore, cpuAfter, result.requests),
+    };
   } finally {
     for (const { p } of procs.reverse()) {
       p.child.kill('SIGTERM');
@@ -342,17 +359,24 @@ function peerRatios(perSecond: number): string {
 
 const here: Code = { root: new URL('../../', import.meta.url).pathname, name: 'this tree' };
 const baseline = values.baseline ? checkout(values.baseline) : null;
+const rounds = Number(values.rounds);
 try {
   const metricsSettings = values.metrics.split(',').map((m) => m === 'on');
   for (const mode of values.modes.split(',') as Mode[]) {
     // Settings may repeat (`on,off,off,on`): each is measured every time it is listed, and the cost compares the
     // means, so an order effect or one noisy run does not decide it.
     const rates = new Map<boolean, number[]>();
-    for (const metricsOn of metricsSettings) {
-      if (baseline) await runMode(mode, ceiling.perSecond, baseline, metricsOn);
-      const rate = await runMode(mode, ceiling.perSecond, here, metricsOn);
-      rates.set(metricsOn, [...(rates.get(metricsOn) ?? []), rate]);
+    const runs = new Map<string, Measured[]>();
+    const keep = (code: Code, m: Measured) => runs.set(code.name, [...(runs.get(code.name) ?? []), m]);
+    for (let round = 0; round < rounds; round++) {
+      for (const metricsOn of metricsSettings) {
+        if (baseline) keep(baseline, await runMode(mode, ceiling.perSecond, baseline, metricsOn));
+        const m = await runMode(mode, ceiling.perSecond, here, metricsOn);
+        keep(here, m);
+        rates.set(metricsOn, [...(rates.get(metricsOn) ?? []), m.perSecond]);
+      }
     }
+    if (rounds > 1) printMedians(mode, runs);
     const mean = (xs: number[] | undefined) => (xs ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined);
     const on = mean(rates.get(true));
     const off = mean(rates.get(false));
@@ -366,6 +390,25 @@ try {
   }
 } finally {
   if (baseline) execFileSync('git', ['worktree', 'remove', '--force', baseline.root], { cwd: here.root });
+}
+
+/** Each code's median over its runs of one mode: throughput, p99, and CPU per purchase of the processes that matter. */
+function printMedians(mode: Mode, runs: Map<string, Measured[]>): void {
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
+  // The roles and the two servers; the kernel's threads and the bench's own process are left out.
+  const groups = ['serve', 'gateway', 'actors', 'workers', 'postgres (backends)', 'nats-server'];
+  for (const [name, ms] of runs) {
+    const cpu = groups
+      .filter((g) => ms.some((m) => m.cpuUs.has(g)))
+      .map((g) => `${g} ${Math.round(median(ms.map((m) => m.cpuUs.get(g) ?? 0)))}`);
+    const total = median(ms.map((m) => groups.reduce((sum, g) => sum + (m.cpuUs.get(g) ?? 0), 0)));
+    console.log(
+      `median of ${ms.length} runs, ${modeNames[mode]}, ${name}: ${Math.round(median(ms.map((m) => m.perSecond)))}/s (${ms.map((m) => Math.round(m.perSecond)).join(', ')}), p99 ${median(ms.map((m) => m.p99Ms)).toFixed(1)} ms, CPU per purchase ${Math.round(total)} µs: ${cpu.join(', ')}`,
+    );
+  }
 }
 
 /** A temporary worktree of `revision`, sharing this tree's node_modules (the lock file must match). */

@@ -137,7 +137,28 @@ function postgresRole(pid: string): string {
  */
 
 export function usagePerUnit(before: Map<string, GroupUsage>, after: Map<string, GroupUsage>, units: number): string {
-  const rows = [...after]
+  const rows = usageRows(before, after);
+  const total = rows.reduce((sum, r) => sum + r.cpu, 0);
+  const us = (s: number) => `${Math.round((s / units) * 1e6)} µs`;
+  const parts = rows.map(
+    (r) =>
+      `${r.name} ${us(r.cpu)}${r.calls > 0 ? ` (${Math.round((r.system / r.cpu) * 100)}% kernel, ${(r.calls / units).toFixed(1)} syscalls)` : ''}`,
+  );
+  return `${us(total)} in all: ${parts.join(', ')}`;
+}
+
+/** CPU microseconds per unit of work between two `usageByGroup` snapshots, by group, largest first. */
+export function cpuPerUnitByGroup(
+  before: Map<string, GroupUsage>,
+  after: Map<string, GroupUsage>,
+  units: number,
+): Map<string, number> {
+  return new Map(usageRows(before, after).map((r) => [r.name, (r.cpu / units) * 1e6]));
+}
+
+/** What each group used between two snapshots (above 50 ms of CPU), largest first. */
+function usageRows(before: Map<string, GroupUsage>, after: Map<string, GroupUsage>) {
+  return [...after]
     .map(([name, u]) => {
       const b = before.get(name) ?? { cpuSeconds: 0, systemSeconds: 0, syscalls: 0 };
       return {
@@ -149,13 +170,6 @@ export function usagePerUnit(before: Map<string, GroupUsage>, after: Map<string,
     })
     .filter((r) => r.cpu > 0.05)
     .sort((a, b) => b.cpu - a.cpu);
-  const total = rows.reduce((sum, r) => sum + r.cpu, 0);
-  const us = (s: number) => `${Math.round((s / units) * 1e6)} µs`;
-  const parts = rows.map(
-    (r) =>
-      `${r.name} ${us(r.cpu)}${r.calls > 0 ? ` (${Math.round((r.system / r.cpu) * 100)}% kernel, ${(r.calls / units).toFixed(1)} syscalls)` : ''}`,
-  );
-  return `${us(total)} in all: ${parts.join(', ')}`;
 }
 
 /**
