@@ -14,9 +14,10 @@
 // the run ends. It is a ceiling, not a way to run Assay: what the purchase path can do if its projection cost nothing.
 // With --baseline, each mode is measured on that revision's code too (a temporary worktree), right before this
 // tree's, with the same agents, listings and load: a change's effect in one sitting, both printed.
-// --rounds N repeats every measurement N times (each mode's baseline and this tree alternating) and then prints each
-// one's median throughput, p99 and CPU per purchase by process: the VM's speed moves by more than most changes between
-// two runs minutes apart, and a median of alternating runs is steadier than any one pair.
+// --rounds N repeats every measurement N times, the peers included (each round: the peers, then each mode's baseline
+// and this tree), and then prints each one's median throughput, ratio to the PL/pgSQL peer of its round, p99 and CPU
+// per purchase by process: the VM's speed moves by more than most changes between two runs minutes apart, and a
+// median of alternating runs is steadier than any one pair.
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -92,6 +93,8 @@ interface Measured {
   p99Ms: number;
   /** CPU microseconds per purchase, by process group. */
   cpuUs: Map<string, number>;
+  /** Throughput over the PL/pgSQL peer's measured in the same round (null without that peer). */
+  peerRatio?: number | null;
 }
 
 async function runMode(mode: Mode, ceilingPerSecond: number, code: Code, metricsOn: boolean): Promise<Measured> {
@@ -329,24 +332,29 @@ console.log(
 const ceiling = await jetstreamCeiling(natsUrl, 5, false);
 console.log(`ceiling: raw JetStream publish+ack, one Node client, 64 in flight: ${Math.round(ceiling.perSecond)}/s`);
 const peerKinds = values.peers.split(',').filter((k): k is PeerKind => k === 'transaction' || k === 'plpgsql');
-const measured = await measurePeers({
-  kinds: peerKinds,
-  script,
-  agents: Number(values.agents),
-  listings: 10_000,
-  seconds,
-  connections,
-});
-for (const p of measured)
-  console.log(
-    `peer: ${quoted[p.kind].what}, measured now: ${Math.round(p.perSecond)}/s   p50 ${p.p50Ms.toFixed(1)} ms   p99 ${p.p99Ms.toFixed(1)} ms (the issue quotes ${quoted[p.kind].perSecond}/s, p99 ${quoted[p.kind].p99Ms} ms)\n  CPU per purchase: ${p.cpu}`,
-  );
+/** The peers as measured last: in each round, right before the runs their ratios are taken against. */
+let measured: Awaited<ReturnType<typeof measurePeers>> = [];
+/** How fast this machine runs now against the day the issue's peers were measured, by the PL/pgSQL peer. */
+let machineFactor: number | null = null;
 
-const plpgsqlNow = measured.find((p) => p.kind === 'plpgsql');
-/** How fast this machine runs today against the day the issue's peers were measured, by the PL/pgSQL peer. */
-const machineFactor = plpgsqlNow ? plpgsqlNow.perSecond / quoted.plpgsql.perSecond : null;
+async function measurePeersNow(): Promise<void> {
+  measured = await measurePeers({
+    kinds: peerKinds,
+    script,
+    agents: Number(values.agents),
+    listings: 10_000,
+    seconds,
+    connections,
+  });
+  for (const p of measured)
+    console.log(
+      `peer: ${quoted[p.kind].what}, measured now: ${Math.round(p.perSecond)}/s   p50 ${p.p50Ms.toFixed(1)} ms   p99 ${p.p99Ms.toFixed(1)} ms (the issue quotes ${quoted[p.kind].perSecond}/s, p99 ${quoted[p.kind].p99Ms} ms)\n  CPU per purchase: ${p.cpu}`,
+    );
+  const plpgsqlNow = measured.find((p) => p.kind === 'plpgsql');
+  machineFactor = plpgsqlNow ? plpgsqlNow.perSecond / quoted.plpgsql.perSecond : null;
+}
 
-/** Throughput as a ratio to each peer: to its rate measured in this run and to the rate the issue quotes. */
+/** Throughput as a ratio to each peer: to its rate measured in this round and to the rate the issue quotes. */
 function peerRatios(perSecond: number): string {
   return (['transaction', 'plpgsql'] as const)
     .map((kind) => {
@@ -360,31 +368,53 @@ function peerRatios(perSecond: number): string {
 const here: Code = { root: new URL('../../', import.meta.url).pathname, name: 'this tree' };
 const baseline = values.baseline ? checkout(values.baseline) : null;
 const rounds = Number(values.rounds);
+const modes = values.modes.split(',') as Mode[];
 try {
   const metricsSettings = values.metrics.split(',').map((m) => m === 'on');
-  for (const mode of values.modes.split(',') as Mode[]) {
-    // Settings may repeat (`on,off,off,on`): each is measured every time it is listed, and the cost compares the
-    // means, so an order effect or one noisy run does not decide it.
-    const rates = new Map<boolean, number[]>();
-    const runs = new Map<string, Measured[]>();
-    const keep = (code: Code, m: Measured) => runs.set(code.name, [...(runs.get(code.name) ?? []), m]);
-    for (let round = 0; round < rounds; round++) {
+  // Every run, by mode and code; settings may repeat (`on,off,off,on`): each is measured every time it is listed,
+  // and the metrics cost compares the means, so an order effect or one noisy run does not decide it.
+  const runs = new Map<Mode, Map<string, Measured[]>>(modes.map((m) => [m, new Map()]));
+  const rates = new Map<Mode, Map<boolean, number[]>>(modes.map((m) => [m, new Map()]));
+  const peerRuns: { perSecond: number; p99Ms: number }[] = [];
+  for (let round = 0; round < rounds; round++) {
+    // The peers in every round, right before the runs compared with them: the VM's speed drifts within minutes.
+    await measurePeersNow();
+    const peer = measured.find((p) => p.kind === 'plpgsql');
+    if (peer) peerRuns.push(peer);
+    for (const mode of modes) {
+      const keep = (code: Code, m: Measured) => {
+        const byCode = runs.get(mode)!;
+        byCode.set(code.name, [
+          ...(byCode.get(code.name) ?? []),
+          { ...m, peerRatio: peer ? m.perSecond / peer.perSecond : null },
+        ]);
+      };
       for (const metricsOn of metricsSettings) {
         if (baseline) keep(baseline, await runMode(mode, ceiling.perSecond, baseline, metricsOn));
         const m = await runMode(mode, ceiling.perSecond, here, metricsOn);
         keep(here, m);
-        rates.set(metricsOn, [...(rates.get(metricsOn) ?? []), m.perSecond]);
+        const r = rates.get(mode)!;
+        r.set(metricsOn, [...(r.get(metricsOn) ?? []), m.perSecond]);
       }
     }
-    if (rounds > 1) printMedians(mode, runs);
+  }
+  if (rounds > 1) {
+    if (peerRuns.length > 0)
+      console.log(
+        `median of ${peerRuns.length} runs, the PL/pgSQL peer: ${Math.round(median(peerRuns.map((p) => p.perSecond)))}/s (${peerRuns.map((p) => Math.round(p.perSecond)).join(', ')}), p99 ${median(peerRuns.map((p) => p.p99Ms)).toFixed(1)} ms`,
+      );
+    for (const mode of modes) printMedians(mode, runs.get(mode)!);
+  }
+  for (const mode of modes) {
     const mean = (xs: number[] | undefined) => (xs ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined);
-    const on = mean(rates.get(true));
-    const off = mean(rates.get(false));
+    const r = rates.get(mode)!;
+    const on = mean(r.get(true));
+    const off = mean(r.get(false));
     if (on !== undefined && off !== undefined) {
       const cost = (1 - on / off) * 100;
-      const runs = (xs: number[]) => xs.map((x) => Math.round(x)).join(', ');
+      const list = (xs: number[]) => xs.map((x) => Math.round(x)).join(', ');
       console.log(
-        `  metrics cost (${mode}): ${Math.round(on)}/s on (${runs(rates.get(true)!)}) vs ${Math.round(off)}/s off (${runs(rates.get(false)!)}): ${cost.toFixed(1)}% of throughput (budget 5%: ${cost <= 5 ? 'met' : 'NOT met'}; tracing off in both)`,
+        `  metrics cost (${mode}): ${Math.round(on)}/s on (${list(r.get(true)!)}) vs ${Math.round(off)}/s off (${list(r.get(false)!)}): ${cost.toFixed(1)}% of throughput (budget 5%: ${cost <= 5 ? 'met' : 'NOT met'}; tracing off in both)`,
       );
     }
   }
@@ -392,12 +422,16 @@ try {
   if (baseline) execFileSync('git', ['worktree', 'remove', '--force', baseline.root], { cwd: here.root });
 }
 
-/** Each code's median over its runs of one mode: throughput, p99, and CPU per purchase of the processes that matter. */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+/**
+ * Each code's median over its runs of one mode: throughput, its ratio to the PL/pgSQL peer of the same round, p99,
+ * and CPU per purchase of the processes that matter.
+ */
 function printMedians(mode: Mode, runs: Map<string, Measured[]>): void {
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
   // The roles and the two servers; the kernel's threads and the bench's own process are left out.
   const groups = ['serve', 'gateway', 'actors', 'workers', 'postgres (backends)', 'nats-server'];
   for (const [name, ms] of runs) {
@@ -405,8 +439,13 @@ function printMedians(mode: Mode, runs: Map<string, Measured[]>): void {
       .filter((g) => ms.some((m) => m.cpuUs.has(g)))
       .map((g) => `${g} ${Math.round(median(ms.map((m) => m.cpuUs.get(g) ?? 0)))}`);
     const total = median(ms.map((m) => groups.reduce((sum, g) => sum + (m.cpuUs.get(g) ?? 0), 0)));
+    const ratios = ms.flatMap((m) => (m.peerRatio == null ? [] : [m.peerRatio]));
+    const ratio =
+      ratios.length > 0
+        ? `, ${median(ratios).toFixed(2)}x the PL/pgSQL peer of its round (${ratios.map((x) => x.toFixed(2)).join(', ')})`
+        : '';
     console.log(
-      `median of ${ms.length} runs, ${modeNames[mode]}, ${name}: ${Math.round(median(ms.map((m) => m.perSecond)))}/s (${ms.map((m) => Math.round(m.perSecond)).join(', ')}), p99 ${median(ms.map((m) => m.p99Ms)).toFixed(1)} ms, CPU per purchase ${Math.round(total)} µs: ${cpu.join(', ')}`,
+      `median of ${ms.length} runs, ${modeNames[mode]}, ${name}: ${Math.round(median(ms.map((m) => m.perSecond)))}/s (${ms.map((m) => Math.round(m.perSecond)).join(', ')})${ratio}, p99 ${median(ms.map((m) => m.p99Ms)).toFixed(1)} ms, CPU per purchase ${Math.round(total)} µs: ${cpu.join(', ')}`,
     );
   }
 }
