@@ -12,9 +12,8 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { eventsOf, principalFactsOf } from '../../actors/index.ts';
 import { type LedgerFact, loadConfig, names as namesOf } from '../../contracts/index.ts';
-import { migrate, openPool, type Sql } from '../../storage/index.ts';
+import { ensureDatabase, migrate, openPool, type Sql } from '../../storage/index.ts';
 import { dropDatabase, pgServerUrl, uniqueNamespace } from '../support/env.ts';
-import { ensureDatabase } from '../../storage/index.ts';
 
 const { values } = parseArgs({
   options: {

@@ -3,7 +3,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { hash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -173,12 +173,12 @@ function usageRows(before: Map<string, GroupUsage>, after: Map<string, GroupUsag
 }
 
 /**
- * wrk's own CPU per request, beside what the machine had per request (two cores' seconds over the requests): what
- * the system under test could spend at most is the difference.
+ * wrk's own CPU per request, beside what the machine had per request (every core's seconds over the requests):
+ * what the system under test could spend at most is the difference.
  */
 export function loadGeneratorUsage(r: WrkResult, seconds: number): string {
   const us = (s: number) => Math.round((s / r.requests) * 1e6);
-  return `wrk (the load, on the same cores) ${us(r.cpuSeconds)} µs per request; the machine had ${us(2 * seconds)} µs of CPU per request in all`;
+  return `wrk (the load, on the same cores) ${us(r.cpuSeconds)} µs per request; the machine had ${us(availableParallelism() * seconds)} µs of CPU per request in all`;
 }
 
 /** Peak resident set (VmHWM) of a process, in MiB. */
