@@ -1,65 +1,50 @@
 #!/usr/bin/env -S node --max-semi-space-size=32 --import tsx
 // The `assay` command. Server roles: `serve` (all roles in one process), `gateway`, `actors`, `workers`.
 // Operator commands: `rebuild-projections`, `mint-token`, `rotate-key`, `errata`, `plan`, `payouts`, `status`,
-// `audit`.
+// `audit`. Client commands: device sync (cli/sync/) and `verify-report`. Help comes first and loads nothing but
+// cli/usage.ts; a client command loads its own modules; only the server and operator commands load the server's.
 import { parseArgs } from 'node:util';
-import { auditModule, clientModule, serverModules } from './lazy.ts';
+import { auditModule, clientModule, serverModules, verifyModule } from './lazy.ts';
 import type { Role } from './roles.ts';
-
-const usage = `usage: assay <command>
-
-server roles (configuration from the environment; see README):
-  serve                 every role in one process (what npm start runs)
-  gateway               the HTTP gateway only
-  actors                an actor host only (several share the shards)
-  workers               stateless services and projectors only
-
-operator commands:
-  rebuild-projections   drop the PostgreSQL projections (ledger entries, orders, payouts, trust sums from
-                        settlements, the idempotency index, subscriptions, the events store, listings) and
-                        rebuild them by
-                        replaying the streams; parked facts are tried again
-  migrate               create the database if it is missing and apply the migrations not applied yet, then
-                        exit (every gateway and worker also does at start; docs/deploy.md, Upgrades)
-  parked-facts          list the facts a projection could not write and set aside, with their errors
-  mint-token --principal <uuid> --agent <uuid> [--scopes "a b"] [--live] [--ttl <seconds>]
-                        sign an agent token with the service's key (operator use and tests)
-  rotate-key --purpose token|report
-                        make a new signing key active; tokens and reports signed by older keys still verify
-  errata open --title <text> --judge-versions <v1,v2> [--description <text>] [--judge-model <name>]
-  errata close <id>
-  errata list           open and close judge errata (operator only; writes the database directly)
-  plan set <principal> free|pro|enterprise
-  plan show <principal> put a principal on a plan (its agent-route rate limits and daily quotas), or show its plan
-  status [--json]       the deployment as it runs: processes alive and the shards and jobs each holds, leases
-                        about to lapse, streams (replicas, leader), projection and verifier lag
-  audit [--json] [--wait-seconds <n>]
-                        replay the LEDGER and LISTINGS streams and check every money and state invariant
-                        against the PostgreSQL projections, without stopping the service; lists each
-                        violation and exits 2 if there is any (docs/operations.md, Audit)
-  payouts run [<principal>]
-                        transfer released, unpaid live accruals to enabled sellers (or one) through the
-                        payment processor; prints a summary of the run (exit 2 if a seller failed)
-  judge eval <file.jsonl> [--version <v>]
-                        judge labelled claims (JSON lines: passage, claim, label, kind) with the configured
-                        judge (ASSAY_JUDGE) and print one line per claim, then balanced accuracy, sensitivity
-                        and specificity, overall and by kind; exit 2 on a bad line. Needs no running service
-
-client commands (talk HTTP only):
-  verify-report <report.json> --keys <jwks file or URL>
-                        check a report's digest and ES256 signature offline
-  login, logout, sync, revisions, restore, forget
-                        device sync (docs/sync.md); assay sync --help lists their options`;
-
-/** The device sync client's commands (cli/sync/). */
-const clientCommands = new Set(['login', 'logout', 'sync', 'revisions', 'restore', 'forget']);
+import { clientCommands, commandUsage, helpOf, isCommand, usage, wantsHelp } from './usage.ts';
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command !== undefined && clientCommands.has(command)) {
+  // Help, and a command that does not exist, are answered before any other module loads (cli/usage.ts).
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    const topic = command === 'help' ? rest[0] : undefined;
+    if (topic !== undefined && !isCommand(topic)) {
+      process.stderr.write(`assay: no command ${topic}; assay --help lists them\n`);
+      return 2;
+    }
+    process.stdout.write(`${topic === undefined ? usage : helpOf(topic)}\n`);
+    return 0;
+  }
+  if (!isCommand(command)) {
+    process.stderr.write(`assay: no command ${command}; assay --help lists them\n`);
+    return 2;
+  }
+  if (wantsHelp(rest)) {
+    process.stdout.write(`${helpOf(command)}\n`);
+    return 0;
+  }
+  if (clientCommands.has(command)) {
     // The client loads its own modules only (cli/lazy.ts says why).
     const { clientCommand } = await clientModule();
     return clientCommand(command, rest);
+  }
+  if (command === 'verify-report') {
+    // Offline, like the client commands: contracts/ alone, no server module.
+    const { values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { keys: { type: 'string' } },
+    });
+    if (positionals.length !== 1 || !values.keys) {
+      process.stderr.write(`${commandUsage['verify-report']}\n`);
+      return 2;
+    }
+    return (await verifyModule()).verifyReportCommand(positionals[0]!, values.keys);
   }
   const [
     { ensureActiveKey, eventsOf, principalFactsOf, randomIds, rotateKey, signAgentToken, systemClock },
@@ -79,7 +64,6 @@ async function main(argv: string[]): Promise<number> {
     { planCommand },
     { statusCommand },
     { allRoles, makeLogger, openDatabase, openNats, StartupError, startRoles },
-    { verifyReportCommand },
   ] = await serverModules();
   const config = loadConfig(process.env);
   const log = makeLogger(config);
@@ -191,16 +175,6 @@ async function main(argv: string[]): Promise<number> {
       await sql.end();
       return 0;
     }
-    case 'verify-report': {
-      const { values, positionals } = parseArgs({
-        args: rest,
-        allowPositionals: true,
-        options: { keys: { type: 'string' } },
-      });
-      if (positionals.length !== 1 || !values.keys)
-        throw new StartupError('usage: assay verify-report <report.json> --keys <jwks>');
-      return verifyReportCommand(positionals[0]!, values.keys);
-    }
     case 'errata':
       return errataCommand(config, rest);
     case 'judge':
@@ -214,9 +188,7 @@ async function main(argv: string[]): Promise<number> {
     case 'audit':
       return (await auditModule()).auditCommand(config, rest);
     default:
-      console.error(usage);
-
-      return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
+      throw new Error(`assay: ${command} is listed in cli/usage.ts but has no case here`);
   }
 }
 

@@ -1,5 +1,5 @@
 // `assay audit [--json] [--wait-seconds <n>]` (docs/operations.md, Audit): replay the LEDGER and LISTINGS streams
-// and check every invariant against the PostgreSQL projections while the service runs (actors/audit/audit.ts). It
+// and check every invariant against the PostgreSQL projections while the service runs (actors/audit/). It
 // reads only. Exit 0: no violation; 2: violations, each listed; 1: the audit could not run.
 import { parseArgs } from 'node:util';
 import { type AuditReport, runAudit, systemClock } from '../actors/index.ts';

@@ -3,7 +3,7 @@
 // `npm run docs` runs it; test/spine/docs.test.ts fails when the committed files differ from what it would write.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { configMarkdownTable, loadConfig, operations } from '../contracts/index.ts';
-import { contextOpenApiDocument, openApiDocument, webRoutes } from '../gateway/index.ts';
+import { agentOpenApiDocument, contextOpenApiDocument, webRoutes } from '../gateway/index.ts';
 
 const root = new URL('../', import.meta.url);
 export const readmeUrl = new URL('README.md', root);
@@ -25,7 +25,7 @@ export function renderReadme(current: string): string {
 /** The document as served with the default base URL, for readers who do not run the service. */
 export function renderOpenapi(): string {
   const config = loadConfig({});
-  return `${JSON.stringify(openApiDocument(operations, config.baseUrl, webRoutes(config)), null, 2)}\n`;
+  return `${JSON.stringify(agentOpenApiDocument(operations, config.baseUrl, webRoutes(config)), null, 2)}\n`;
 }
 
 /** The context-file API's document for one base form, with the default URLs. */

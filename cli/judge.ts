@@ -177,6 +177,7 @@ export async function judgeCommand(
   let judge: Judge;
   try {
     judge = judgeFromConfig(config);
+    await judge.start?.();
   } catch (err) {
     out.error(`assay judge eval: ${(err as Error).message}`);
     return 1;

@@ -4,6 +4,9 @@
 // tsx cannot transform an import() in a file that starts with a shebang line.
 export const clientModule = () => import('./sync/commands.ts');
 
+/** `assay verify-report`: offline, contracts/ alone. */
+export const verifyModule = () => import('./verify.ts');
+
 /** `assay audit`, loaded only when asked for. */
 export const auditModule = () => import('./audit.ts');
 
@@ -18,5 +21,4 @@ export const serverModules = () =>
     import('./plan.ts'),
     import('./status.ts'),
     import('./roles.ts'),
-    import('./verify.ts'),
   ]);

@@ -3,18 +3,22 @@
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from '../contracts/index.ts';
-import { metricsContentType, metricsText } from '../contracts/index.ts';
+import type { ProcessMetrics } from './telemetry.ts';
 
 /** Resolves with the listener, or null when the port is 0 (off) or taken (logged: metrics are not worth a crash). */
-export async function startMetricsListener(config: Config, log: Logger): Promise<Server | null> {
+export async function startMetricsListener(
+  config: Config,
+  log: Logger,
+  metrics: Pick<ProcessMetrics, 'metricsText' | 'metricsContentType'>,
+): Promise<Server | null> {
   if (config.metricsPort === 0) return null;
   const server = createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('only GET /metrics is served here\n');
       return;
     }
-    metricsText().then(
-      (text) => res.writeHead(200, { 'content-type': metricsContentType }).end(text),
+    metrics.metricsText().then(
+      (text) => res.writeHead(200, { 'content-type': metrics.metricsContentType }).end(text),
       (err: unknown) => {
         log.error({ err }, 'metrics scrape failed');
         res.writeHead(500, { 'content-type': 'text/plain' }).end('the metrics could not be read\n');

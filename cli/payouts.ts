@@ -1,7 +1,7 @@
 // Operator command for seller payouts: `assay payouts run [<principal id>]`. The run itself happens on a worker
 // (the payments service, the only code that talks to the processor); this asks it and prints what it did.
-import { askInternal, internalRequest } from '../actors/index.ts';
-import { type Config, isUuid, names as namesOf } from '../contracts/index.ts';
+import { askInternal } from '../actors/index.ts';
+import { type Config, isUuid, names as namesOf, internalRequest } from '../contracts/index.ts';
 import { openNats, StartupError } from './roles.ts';
 
 const payoutsUsage = 'usage: assay payouts run [<principal id>]';

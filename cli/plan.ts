@@ -1,8 +1,16 @@
 // Operator commands for plans: `assay plan set <principal> free|pro|enterprise` and `assay plan show <principal>`.
 // The plan is a fact on the principal's ledger (actors/principal/plans.ts), so the command asks the principal's actor;
 // the principal must exist (PostgreSQL's principals table says so, and on which side of the sandbox line it is).
-import { askInternal, internalRequest } from '../actors/index.ts';
-import { type Config, isUuid, names as namesOf, type PlanName, planNames, plans } from '../contracts/index.ts';
+import { askInternal } from '../actors/index.ts';
+import {
+  type Config,
+  isUuid,
+  names as namesOf,
+  type PlanName,
+  planNames,
+  plans,
+  internalRequest,
+} from '../contracts/index.ts';
 import { openDatabase, openNats, StartupError } from './roles.ts';
 
 const planUsage = `usage: assay plan set <principal id> ${planNames.join('|')}
@@ -36,7 +44,12 @@ export async function planCommand(config: Config, args: string[]): Promise<numbe
             internalRequest('plan.set', { principalId, plan: plan as PlanName, sandbox: row.sandbox }),
             config.requestTimeoutMs,
           )
-        : await askInternal(nc, subject, internalRequest('plan.get', { principalId }), config.requestTimeoutMs);
+        : await askInternal(
+            nc,
+            subject,
+            internalRequest('plan.get', { principalId, sandbox: row.sandbox }),
+            config.requestTimeoutMs,
+          );
     if (!answer.ok) {
       console.error(`the principal's actor refused: ${JSON.stringify(answer.reply)}`);
       return 1;

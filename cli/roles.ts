@@ -42,7 +42,10 @@ import {
   startSingleton,
   systemClock,
   syncService,
+  runSyncSweep,
+  type SyncSweepDeps,
   type Clock,
+  x402Service,
 } from '../actors/index.ts';
 import {
   assertOperationTable,
@@ -60,6 +63,7 @@ import {
 } from '../contracts/index.ts';
 import {
   Gateway,
+  Authenticator,
   GatewayBus,
   jwksOverBus,
   McpEndpoint,
@@ -74,6 +78,7 @@ import {
   ContextFace,
   OkfExport,
   SyncFace,
+  X402Face,
 } from '../gateway/index.ts';
 import {
   connectNats,
@@ -91,8 +96,9 @@ import {
   escrowTotals,
   pendingDeliveries,
 } from '../storage/index.ts';
-import { activeTraceId, metrics, registerScrapeSource, startTracing, tracingOn } from '../contracts/index.ts';
 import { startMetricsListener } from './metrics-listener.ts';
+import { type ProcessMetrics, startTelemetry } from './telemetry.ts';
+import { activeTraceId, tracingOn } from './tracing.ts';
 
 export type Role = 'gateway' | 'actors' | 'workers';
 
@@ -138,9 +144,14 @@ function redact(url: string): string {
 
 /**
  * Device sync's store for a gateway: the blob directory (ASSAY_SYNC_DIR, or one per namespace under the temporary
- * directory, with a warning) and the rules over PostgreSQL.
+ * directory, with a warning) and the rules over PostgreSQL, with the deps of its sweep (docs/operations.md, Device
+ * sync sweep).
  */
-export async function openSync(config: Config, sql: Sql, log: Logger): Promise<SyncPort> {
+export async function openSync(
+  config: Config,
+  sql: Sql,
+  log: Logger,
+): Promise<{ port: SyncPort; sweep: SyncSweepDeps }> {
   let dir = config.syncDir;
   if (dir === '') {
     dir = join(tmpdir(), 'assay-sync', config.namespace);
@@ -148,7 +159,26 @@ export async function openSync(config: Config, sql: Sql, log: Logger): Promise<S
   }
   const blobs = new BlobDir(dir);
   await blobs.init();
-  return syncService({ sql, blobs, clock: systemClock, ids: randomIds, quotaBytes: config.syncQuotaBytes });
+  const reservationTtlMs = config.syncReservationTtlSeconds * 1000;
+  return {
+    port: syncService({
+      sql,
+      blobs,
+      clock: systemClock,
+      ids: randomIds,
+      quotaBytes: config.syncQuotaBytes,
+      reservationTtlMs,
+      log,
+    }),
+    sweep: {
+      sql,
+      blobs,
+      clock: systemClock,
+      log,
+      reservationTtlMs,
+      orphanGraceMs: config.syncOrphanGraceSeconds * 1000,
+    },
+  };
 }
 
 export interface Running {
@@ -181,8 +211,9 @@ export async function startRoles(
   options: RoleOptions = {},
 ): Promise<Running> {
   assertOperationTable();
-  // Traces only when the environment names an OTLP endpoint (docs/operations.md, Traces).
-  startTracing(process.env, roles.length === 3 ? 'serve' : roles.join('+'));
+  // Metrics in every process that runs a role; traces only when the environment names an OTLP endpoint
+  // (docs/operations.md, Metrics and Traces). Installed before any role starts, so every instrument counts.
+  const telemetry = await startTelemetry(process.env, roles.length === 3 ? 'serve' : roles.join('+'));
   const names = namesOf(config.namespace);
   const nc = await openNats(config, `assay-${roles.join('+')}`);
   await ensureStreams(nc, names, config.streamReplicas);
@@ -197,6 +228,18 @@ export async function startRoles(
   const hostId = `${hostname()}-${process.pid}-${randomIds.uuid().slice(0, 8)}`;
   let gateway: Gateway | null = null;
   let host: ActorHost | null = null;
+  // A job that runs once per deployment: the process holding its lease runs it, another takes over on failure.
+  const singleton = (name: string, run: (signal: AbortSignal) => Promise<void>) =>
+    startSingleton({
+      name,
+      kv: buckets.leases,
+      hostId,
+      ttlMs: config.leaseTtlMs,
+      renewMs: config.leaseRenewMs,
+      clock: systemClock,
+      log,
+      run,
+    });
 
   if (roles.includes('workers') && sql) {
     await ensureActiveKey(sql, 'token', systemClock);
@@ -204,6 +247,7 @@ export async function startRoles(
     let judges: Judges;
     try {
       judges = judgesFromConfig(config, { cache: new PgVerdictCache(sql) });
+      await judges.configured.start?.();
     } catch (err) {
       throw new StartupError((err as Error).message);
     }
@@ -227,30 +271,20 @@ export async function startRoles(
       reportWaitMs: config.reportWaitSeconds * 1000,
     };
     const alerts = healthAlerts(buckets.health, systemClock.nowIso, (err) => log.warn({ err }, 'health alert failed'));
-    const projector = { log, alerts };
+    const projector = { log, alerts, stallMs: config.projectionStallMs };
     const subs = [
       serveService(nc, names, 'auth', authService(sql), log),
       serveService(nc, names, 'sandbox', sandboxService(deps), log),
       serveService(nc, names, 'ledger', await ledgerService(deps), log),
       serveService(nc, names, 'catalog', catalogService(deps), log),
       serveService(nc, names, 'delivery', await deliveryService({ ...deps, log }), log),
-      serveService(nc, names, 'oauth', oauthService({ ...deps, revoked: buckets.revoked, log }), log),
+      serveService(nc, names, 'oauth', await oauthService({ ...deps, revoked: buckets.revoked, log }), log),
       serveService(nc, names, 'skills', await skillsService({ ...deps, log }), log),
       serveService(nc, names, 'webhooks', webhooksService({ sql, sender: senderOptionsOf(config) }), log),
       serveService(nc, names, 'payments', paymentsService({ nc, sql, names, config, log }), log),
+      serveService(nc, names, 'x402', x402Service({ nc, sql, names, config, clock: systemClock, log }), log),
     ];
-    // Jobs that run once per deployment: the worker holding a job's lease runs it, another takes over on failure.
-    const singleton = (name: string, run: (signal: AbortSignal) => Promise<void>) =>
-      startSingleton({
-        name,
-        kv: buckets.leases,
-        hostId,
-        ttlMs: config.leaseTtlMs,
-        renewMs: config.leaseRenewMs,
-        clock: systemClock,
-        log,
-        run,
-      });
+    // The workers' jobs that run once per deployment.
     const jobs = [
       await singleton('listing_projector', (signal) =>
         runProjection(nc, sql, listingProjection(names), projector, signal),
@@ -283,32 +317,13 @@ export async function startRoles(
     // In the background: a large corpus takes a while, and the workers already serve meanwhile.
     // Every worker schedules subscription cycles: claims split the due ones between them (scheduler.ts).
     const scheduling = new AbortController();
+    const dueWork = { nc, sql, names, clock: options.clock ?? systemClock, log, timeoutMs: config.requestTimeoutMs };
     const scheduler = runSubscriptionScheduler(
-      {
-        nc,
-        sql,
-        names,
-        clock: options.clock ?? systemClock,
-        log,
-        pollMs: config.subscriptionPollMs,
-        claimSeconds: config.subscriptionClaimSeconds,
-        timeoutMs: config.requestTimeoutMs,
-      },
+      { ...dueWork, pollMs: config.subscriptionPollMs, claimSeconds: config.subscriptionClaimSeconds },
       scheduling.signal,
     );
     // Every worker expires approval requests past their time; the actor makes each expiry happen once.
-    const approvalSweep = runApprovalSweep(
-      {
-        nc,
-        sql,
-        names,
-        clock: options.clock ?? systemClock,
-        log,
-        pollMs: config.approvalSweepMs,
-        timeoutMs: config.requestTimeoutMs,
-      },
-      scheduling.signal,
-    );
+    const approvalSweep = runApprovalSweep({ ...dueWork, pollMs: config.approvalSweepMs }, scheduling.signal);
     // Every worker delivers webhooks: claims in PostgreSQL split the due deliveries between them.
     // Its own connections: a burst of deliveries must not queue the projectors and services behind it.
     const webhookSql = openPool(config.databaseUrl, 8);
@@ -325,8 +340,8 @@ export async function startRoles(
     ).catch((err) => log.error({ err }, 'sandbox corpus load failed; it resumes at the next start'));
     // Readings a scrape takes from the stores: escrow totals, the webhook backlog, the verification queue.
     const readingsJsm = await jetstreamManager(nc);
-    const unregisterReadings = registerScrapeSource({
-      read: () => readWorkerMetrics(readingsJsm, sql, names),
+    const unregisterReadings = telemetry.registerScrapeSource({
+      read: () => readWorkerMetrics(telemetry.metrics, readingsJsm, sql, names),
     });
     stops.push(async () => {
       unregisterReadings();
@@ -386,6 +401,7 @@ export async function startRoles(
           },
           quotes,
           defaultPlan: config.defaultPlan,
+          sandboxPlan: config.sandboxPlan,
           rateLeaseMs: config.rateLeaseMs,
           approvalTtlMs: config.approvalTtlSeconds * 1000,
           processorConfigured: config.stripeSecretKey !== '',
@@ -422,13 +438,19 @@ export async function startRoles(
     // With the actor host in this process, the gateway hands it its shards' requests directly (docs/architecture.md,
     // Where we deviated): the same bytes and mailbox, without the round trip through nats-server.
     const h = host;
+    const sync = sql ? await openSync(config, sql, log) : null;
+    if (sync) {
+      // The gateway owns device sync, so it owns the sweep of its store: one gateway of the deployment at a time.
+      const sweep = await singleton('sync_sweep', (signal) => runSyncSweep(sync.sweep, config.syncSweepMs, signal));
+      stops.push(() => sweep.stop());
+    }
     gateway = wireGateway({
       config,
       names,
       nc,
       log,
       buckets,
-      sync: sql ? await openSync(config, sql, log) : null,
+      sync: sync?.port ?? null,
       inProcess: h && ((subject, req, timeoutMs, headers) => h.answerInProcess(subject, req, timeoutMs, headers)),
     });
     port = await gateway.listen();
@@ -439,7 +461,7 @@ export async function startRoles(
   }
 
   // One admin listener per process, covering every role it runs.
-  const metricsListener = await startMetricsListener(config, log);
+  const metricsListener = await startMetricsListener(config, log, telemetry);
   if (metricsListener) stops.push(() => new Promise<void>((resolve) => metricsListener.close(() => resolve())));
 
   return {
@@ -456,7 +478,12 @@ export async function startRoles(
 }
 
 /** Set the gauges a scrape reads from PostgreSQL and JetStream (a failed reading keeps the last value). */
-async function readWorkerMetrics(jsm: JetStreamManager, sql: Sql, names: Names): Promise<void> {
+async function readWorkerMetrics(
+  metrics: ProcessMetrics['metrics'],
+  jsm: JetStreamManager,
+  sql: Sql,
+  names: Names,
+): Promise<void> {
   const [totals, backlog, verify] = await Promise.all([
     escrowTotals(sql),
     pendingDeliveries(sql),
@@ -493,17 +520,18 @@ export function wireGateway(o: {
   const { config, names, log } = o;
   const nowMs = o.nowMs ?? Date.now;
   const ops = o.operations ?? operations;
-  const bus = new GatewayBus(o.nc, config.requestTimeoutMs, log, o.inProcess ?? null);
+  const bus = new GatewayBus(o.nc, config.requestTimeoutMs, log, o.inProcess ?? null, names);
   const revoked = new RevokedSet(o.buckets.revoked, log, nowMs, revokedRetentionMs(config.oauthAccessTokenSeconds));
   const verifier = new TokenVerifier({
     issuer: config.baseUrl,
     nowMs,
     revoked,
-    fetchJwks: jwksOverBus(bus, names),
+    fetchJwks: jwksOverBus(bus),
     onFetchError: (err) => log.warn({ err }, 'fetching the token key set failed'),
   });
+  const auth = new Authenticator(verifier, bus);
   const limiter = new RateLimiter({ bus, names, leaseMs: config.rateLeaseMs, nowMs, log });
-  const pipeline = new Pipeline({ names, baseUrl: config.baseUrl, bus, verifier, limiter }, ops);
+  const pipeline = new Pipeline({ names, baseUrl: config.baseUrl, bus, auth, limiter }, ops);
   const sessions = new McpSessions(o.buckets.mcpSessions, {
     idleMs: config.mcpSessionIdleSeconds * 1000,
     perPrincipalMax: config.mcpSessionsPerPrincipalMax,
@@ -512,25 +540,27 @@ export function wireGateway(o: {
     onError: (err, what) => log.warn({ err }, what),
   });
   const mcp = new McpEndpoint({ config, pipeline, bus, sessions, ops, log, nowMs });
-  const web = new WebFace({ config, log, bus, names, pipeline });
+  const web = new WebFace({ config, log, bus, pipeline, auth });
   if (config.contextRateLimit === 'off') {
     log.warn("ASSAY_CONTEXT_RATE_LIMIT=off: the context-file API admits every request, whatever the principal's plan");
   }
   const contextLimiter = config.contextRateLimit === 'on' ? limiter : admitAll;
-  const context = new ContextFace({ config, log, bus, names, verifier, limiter: contextLimiter });
+  const context = new ContextFace({ config, log, bus, auth, limiter: contextLimiter });
   const okf = new OkfExport({ config, log, bus, names });
-  const sync = new SyncFace({ config, log, verifier, port: o.sync ?? null, limiter });
+  const sync = new SyncFace({ config, log, auth, port: o.sync ?? null, limiter });
+  const x402 = new X402Face({ config, log, bus });
   return new Gateway({
     config,
     log,
     pipeline,
     bus,
     mcp,
-    health: o.buckets.health,
+    health: { kv: o.buckets.health, bucket: names.buckets.health, nc: o.nc },
     web,
     context,
     okf,
     sync,
+    x402,
     revoked,
     nowMs,
     operations: ops,

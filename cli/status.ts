@@ -1,10 +1,18 @@
 // `assay status [--json]` (docs/operations.md, Status): what an operator asks of a running deployment, read from
 // NATS (NATS_URL) and, for projection lag, PostgreSQL (DATABASE_URL): the processes alive and the shards and jobs
-// each holds, leases about to lapse, the JetStream streams with their replicas and leader, and how far each
-// projection and the verifier are behind their streams. It reads only; nothing it does changes the deployment.
+// each holds, leases about to lapse, the JetStream streams with their replicas and leader, how far each projection
+// and the verifier are behind their streams, which projections are stalled, and the live alerts /healthz shows. It
+// reads only; nothing it does changes the deployment.
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import { actorKinds, type Config, names as namesOf } from '../contracts/index.ts';
+import {
+  actorKinds,
+  bucketKeys,
+  type Config,
+  type HealthAlert,
+  names as namesOf,
+  readHealthAlerts,
+} from '../contracts/index.ts';
 import { openNats, StartupError } from './roles.ts';
 import { openPool } from '../storage/index.ts';
 
@@ -25,8 +33,19 @@ export interface DeploymentStatus {
   /** Leases not renewed for over half their time to live: their holder may be dying. */
   leasesNearExpiry: Lease[];
   streams: { name: string; messages: number; lastSeq: number; replicas: number; leader: string | null }[];
-  projections: { name: string; appliedSeq: number; streamLastSeq: number; lag: number }[] | { error: string };
+  projections:
+    | {
+        name: string;
+        appliedSeq: number;
+        streamLastSeq: number;
+        lag: number;
+        /** Since when its projector has found it stalled (its `projection_stalled` alert), or null. */
+        stalledSince: string | null;
+      }[]
+    | { error: string };
   verifier: { pending: number; inFlight: number } | null;
+  /** The live operational alerts, as /healthz shows them (sorted by key). */
+  alerts: HealthAlert[];
 }
 
 export async function readStatus(config: Config): Promise<DeploymentStatus> {
@@ -34,10 +53,11 @@ export async function readStatus(config: Config): Promise<DeploymentStatus> {
   const nc = await openNats(config, 'assay-status');
   try {
     const now = Date.now();
+    const jsm = await jetstreamManager(nc);
     const kv = await new Kvm(nc).open(n.buckets.leases);
     const leases: Lease[] = [];
     const heartbeats: { pool: string; host: string; ageMs: number }[] = [];
-    for await (const key of await kv.keys()) {
+    for (const key of await bucketKeys(jsm, n.buckets.leases)) {
       const e = await kv.get(key);
       if (e?.operation !== 'PUT') continue;
       const ageMs = now - e.created.getTime();
@@ -76,7 +96,6 @@ export async function readStatus(config: Config): Promise<DeploymentStatus> {
       .sort((a, b) => a.job.localeCompare(b.job));
     const leasesNearExpiry = liveLeases.filter((l) => l.ageMs > config.leaseTtlMs / 2);
 
-    const jsm = await jetstreamManager(nc);
     const streams = [];
     for (const s of Object.values(n.streams)) {
       const info = await jsm.streams.info(s.name).catch(() => null);
@@ -90,6 +109,10 @@ export async function readStatus(config: Config): Promise<DeploymentStatus> {
       });
     }
     const verify = await jsm.consumers.info(n.streams.verify.name, n.consumers.verifier).catch(() => null);
+    const healthKv = await new Kvm(nc).open(n.buckets.health).catch(() => null);
+    const alerts = healthKv
+      ? (await readHealthAlerts(jsm, healthKv, n.buckets.health)).flatMap((e) => (e.alert ? [e.alert] : []))
+      : [];
     return {
       at: new Date(now).toISOString(),
       hosts,
@@ -97,18 +120,23 @@ export async function readStatus(config: Config): Promise<DeploymentStatus> {
       jobs,
       leasesNearExpiry,
       streams,
-      projections: await projectionLag(config, streams),
+      projections: await projectionLag(config, streams, alerts),
       verifier: verify && { pending: verify.num_pending, inFlight: verify.num_ack_pending },
+      alerts,
     };
   } finally {
     await nc.drain().catch(() => {});
   }
 }
 
-/** Each projection's checkpoint against its stream's last sequence (PostgreSQL unreachable: says so). */
+/**
+ * Each projection's checkpoint against its stream's last sequence, and whether its projector finds it stalled
+ * (PostgreSQL unreachable: says so).
+ */
 async function projectionLag(
   config: Config,
   streams: { name: string; lastSeq: number }[],
+  alerts: HealthAlert[],
 ): Promise<DeploymentStatus['projections']> {
   const sql = openPool(config.databaseUrl, 1);
   try {
@@ -119,11 +147,13 @@ async function projectionLag(
         const last = streams.find((s) => s.name === stream);
         if (!last) return null;
         const applied = Number(r.last_seq);
+        const stalled = alerts.find((a) => a.kind === 'projection_stalled' && a.subject === r.name);
         return {
           name: name!,
           appliedSeq: applied,
           streamLastSeq: last.lastSeq,
           lag: Math.max(0, last.lastSeq - applied),
+          stalledSince: stalled?.since ?? null,
         };
       })
       .filter((p) => p !== null)
@@ -167,9 +197,15 @@ export function formatStatus(s: DeploymentStatus): string {
   }
   lines.push('', 'Projections (applied / stream, lag):');
   if ('error' in s.projections) lines.push(`  ${s.projections.error}`);
-  else for (const p of s.projections) lines.push(`  ${p.name}: ${p.appliedSeq} / ${p.streamLastSeq}, lag ${p.lag}`);
+  else
+    for (const p of s.projections) {
+      const stalled = p.stalledSince ? `, STALLED since ${p.stalledSince}` : '';
+      lines.push(`  ${p.name}: ${p.appliedSeq} / ${p.streamLastSeq}, lag ${p.lag}${stalled}`);
+    }
   if (s.verifier)
     lines.push('', `Verifier: ${s.verifier.pending} editions waiting, ${s.verifier.inFlight} being judged`);
+  lines.push('', s.alerts.length === 0 ? 'No alerts.' : 'Alerts (as /healthz shows them):');
+  for (const a of s.alerts) lines.push(`  ${a.kind} ${a.subject} since ${a.since}: ${a.message}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -28,8 +28,30 @@ export async function verifyReportCommand(reportPath: string, keysSource: string
     out.error(`FAILED: ${outcome.reason}`);
     return 1;
   }
+  // An x402 bundle embeds signed documents of its own (the compliance bundle, the report, the receipt): each must
+  // verify too, so a bundle is only as good as everything it vouches for.
+  for (const [name, inner] of isBundle ? embeddedDocuments((doc as SignedBundle).body) : []) {
+    const checked =
+      name === 'report' ? verifyReport(inner as SignedReport, keys) : verifyBundle(inner as SignedBundle, keys);
+    if (!checked.ok) {
+      out.error(`FAILED: the embedded ${name}: ${checked.reason}`);
+      return 1;
+    }
+    out.log(`OK: the embedded ${name} ${(inner as { digest: string }).digest} verifies (key ${checked.keyId})`);
+  }
   out.log(
     `OK: digest ${doc.digest} matches the ${isBundle ? 'signed body' : 'content'}, signature by key ${outcome.keyId} is valid`,
   );
   return 0;
+}
+
+/** The signed documents an x402 bundle (x402-bundle/1) embeds; none for any other document. */
+function embeddedDocuments(body: Record<string, unknown>): [string, unknown][] {
+  if (body.bundle_version !== 'x402-bundle/1') return [];
+  const found: [string, unknown][] = [];
+  for (const name of ['compliance_bundle', 'report', 'receipt']) {
+    const inner = body[name];
+    if (inner !== null && inner !== undefined) found.push([name.replace('_', ' '), inner]);
+  }
+  return found;
 }

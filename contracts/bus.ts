@@ -20,7 +20,8 @@ export type ServiceName =
   | 'oauth'
   | 'skills'
   | 'webhooks'
-  | 'payments';
+  | 'payments'
+  | 'x402';
 
 /** FNV-1a over the id's UTF-16 code units: stable across processes, languages and restarts. */
 export function shardOf(actorId: string, shardCount: number): number {
@@ -130,12 +131,16 @@ export function etagMatches(header: string, etag: string): boolean {
   return header.split(',').some((t) => strip(t) === strip(etag));
 }
 
-export type BusReply =
+/**
+ * A reply. `B` is what an ok reply's body holds: an internal operation's handler answers the body its row's `reply`
+ * schema declares (contracts/handlers.ts types it), and its caller reads it as that (contracts/ask.ts).
+ */
+export type BusReply<B = unknown> =
   | {
       ok: true;
       status: number;
       /** JSON-able, or the raw bytes when `mediaType` is set. */
-      body: unknown;
+      body: B;
       /** The stored result of an earlier call with this key. */
       replayed?: boolean;
       /** A strong entity tag of the body; the gateway answers 304 to a matching If-None-Match. */
@@ -268,18 +273,18 @@ function bodyText(body: unknown): string {
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
 
-export function okReply(status: number, body: unknown): BusReply {
+export function okReply<B>(status: number, body: B): BusReply<B> {
   return { ok: true, status, body };
 }
 
-export function errorReply(code: ErrorCode, message: string, retryAfterS?: number): BusReply {
+export function errorReply(code: ErrorCode, message: string, retryAfterS?: number): BusReply<never> {
   return retryAfterS === undefined
     ? { ok: false, error: { code, message } }
     : { ok: false, error: { code, message, retryAfterS } };
 }
 
 /** A purchase that waits for the principal: pending_approval, naming the approval request to watch. */
-export function pendingApprovalReply(approvalId: string, message: string): BusReply {
+export function pendingApprovalReply(approvalId: string, message: string): BusReply<never> {
   return { ok: false, error: { code: 'pending_approval', message, approvalId } };
 }
 

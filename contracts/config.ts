@@ -23,6 +23,12 @@ const bool = (raw: string) => {
   if (raw === 'false' || raw === '0') return false;
   throw new Error('expected true or false');
 };
+/** ASSAY_TRUST_PROXY: how many trusted proxies append to X-Forwarded-For (true is one, false none). */
+const proxyHops = (raw: string) => {
+  if (raw === 'true') return 1;
+  if (raw === 'false') return 0;
+  return int(0, 10)(raw);
+};
 /** A comma-separated list of web origins (scheme://host[:port]), normalised; refused if an entry is not one. */
 const origins = (raw: string) =>
   raw
@@ -43,6 +49,35 @@ const origins = (raw: string) =>
       return url.origin;
     })
     .join(',');
+/** A number from 0 to 1. */
+const fraction = (raw: string) => {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new Error('expected a number from 0 to 1');
+  return n;
+};
+/** An EVM address (0x and 40 hex digits), as written (checksummed or not). */
+const evmAddress = (raw: string) => {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) throw new Error('expected an EVM address: 0x and 40 hex digits');
+  return raw;
+};
+/** A CAIP-2 id of an EVM chain, eip155:<chain id>: the exact EVM scheme signs with that chain id. */
+const caip2Evm = (raw: string) => {
+  if (!/^eip155:[1-9][0-9]{0,15}$/.test(raw)) throw new Error('expected a CAIP-2 EVM network id like eip155:8453');
+  return raw;
+};
+/** The facilitator's base URL: http(s), no query or fragment; the rail calls <url>/verify and <url>/settle. */
+const x402FacilitatorUrl = (raw: string) => {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('expected an http(s) URL such as https://x402.org/facilitator');
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash || url.username) {
+    throw new Error('expected an http(s) URL with no query, fragment or credentials');
+  }
+  return url.href.replace(/\/+$/, '');
+};
 const key = <T>(
   env: string,
   def: T,
@@ -122,6 +157,12 @@ export const configKeys = {
     int(100, 120_000),
     'How long the gateway waits for an actor or service before answering 503 unavailable.',
   ),
+  passwordWorkTimeoutMs: key(
+    'ASSAY_PASSWORD_WORK_TIMEOUT_MS',
+    30_000,
+    int(1000, 120_000),
+    'How long sign-up and sign-in may take before the page answers that the service is busy: their password hash (scrypt, ASSAY_PASSWORD_SCRYPT_LOG_N) is slow on purpose, and slower on a busy machine, so it does not share ASSAY_REQUEST_TIMEOUT_MS.',
+  ),
   inflightMax: key(
     'ASSAY_INFLIGHT_MAX',
     20_000,
@@ -139,6 +180,12 @@ export const configKeys = {
     750,
     int(100, 300_000),
     'How often a host renews its leases and rebalances.',
+  ),
+  projectionStallMs: key(
+    'ASSAY_PROJECTION_STALL_MS',
+    10_000,
+    int(500, 600_000),
+    'A projection whose stream has been ahead of it this long with nothing applied is stalled: it is shown on /healthz, `assay status` and the metrics, and if its consumer delivered nothing meanwhile the projector drops and re-creates it.',
   ),
   mailboxDepthMax: key(
     'ASSAY_MAILBOX_DEPTH_MAX',
@@ -213,10 +260,23 @@ export const configKeys = {
     'ASSAY_JUDGE',
     'builtin',
     (raw: string) => {
-      if (raw !== 'builtin' && raw !== 'openai') throw new Error('expected builtin or openai');
+      if (raw !== 'builtin' && raw !== 'openai' && raw !== 'onnx') throw new Error('expected builtin, openai or onnx');
       return raw as string;
     },
-    'Which judge verifies claims: builtin (deterministic rules, no network) or openai (a model on any OpenAI-compatible endpoint).',
+    'Which judge verifies claims: builtin (deterministic rules, no network), openai (a model on any OpenAI-compatible endpoint) or onnx (a local cross-encoder from ASSAY_JUDGE_MODEL_DIR, run in process).',
+  ),
+  judgeModelDir: key(
+    'ASSAY_JUDGE_MODEL_DIR',
+    '',
+    str,
+    'For ASSAY_JUDGE=onnx: the directory holding the model (model.onnx or onnx/model.onnx), tokenizer.json and config.json (docs/verification.md, A local model judge).',
+    '(none)',
+  ),
+  judgeBatchSize: key(
+    'ASSAY_JUDGE_BATCH',
+    8,
+    int(1, 1024),
+    'For ASSAY_JUDGE=onnx: (chunk, claim) pairs the local model judges per inference call.',
   ),
   judgeUrl: key(
     'ASSAY_JUDGE_URL',
@@ -225,7 +285,13 @@ export const configKeys = {
     "Base URL of the OpenAI-compatible endpoint for ASSAY_JUDGE=openai, e.g. http://127.0.0.1:8081/v1 (llama.cpp on a port other than the gateway's) or http://127.0.0.1:11434/v1 (Ollama).",
     '(none)',
   ),
-  judgeModel: key('ASSAY_JUDGE_MODEL', '', str, 'Model to ask for ASSAY_JUDGE=openai.', '(none)'),
+  judgeModel: key(
+    'ASSAY_JUDGE_MODEL',
+    '',
+    str,
+    "Model to ask for ASSAY_JUDGE=openai; for ASSAY_JUDGE=onnx, the model's name in reports (default: the folder's).",
+    '(none)',
+  ),
   judgeApiKey: key(
     'ASSAY_JUDGE_API_KEY',
     '',
@@ -338,7 +404,7 @@ export const configKeys = {
     'STRIPE_SECRET_KEY',
     '',
     str,
-    'Secret key of the payment processor (Stripe) for live top-ups, saved cards and seller payouts (docs/money.md); unset, those answer 503 unavailable saying the processor is not configured.',
+    'Secret key of the payment processor (Stripe) for live top-ups, saved cards and seller payouts (docs/money.md); unset, those answer 403 payments_not_configured (not retryable): the deployment takes no card payments.',
     '(none)',
   ),
   stripeWebhookSecret: key(
@@ -355,6 +421,69 @@ export const configKeys = {
     "Where the processor's API is, as http(s)://host:port, for a local processor that speaks Stripe's protocol (tests, laptops); unset: Stripe's own.",
     '(none)',
   ),
+  x402FacilitatorUrl: key(
+    'ASSAY_X402_FACILITATOR_URL',
+    '',
+    x402FacilitatorUrl,
+    'The x402 facilitator (its /verify and /settle) the x402 rail calls, and the only URL it calls (docs/x402.md); unset, the /x402 routes answer 404 and nothing is advertised.',
+    '(none)',
+  ),
+  x402Network: key(
+    'ASSAY_X402_NETWORK',
+    'eip155:8453',
+    caip2Evm,
+    'The network x402 payments are made on, as a CAIP-2 id of an EVM chain (eip155:8453 is Base, eip155:84532 Base Sepolia).',
+  ),
+  x402Asset: key(
+    'ASSAY_X402_ASSET',
+    '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+    evmAddress,
+    'The token contract x402 buyers pay with (an EIP-3009 token); the default is USDC on Base.',
+  ),
+  x402PayTo: key(
+    'ASSAY_X402_PAY_TO',
+    '',
+    evmAddress,
+    "The operator's address x402 payments are made to; required when ASSAY_X402_FACILITATOR_URL is set.",
+    '(none)',
+  ),
+  x402AtomicPerCent: key(
+    'ASSAY_X402_ATOMIC_PER_CENT',
+    10_000,
+    int(1, 2 ** 52),
+    "The token's atomic units per credit cent: the x402 price is the listing's price in cents times this (10,000 for a 6-decimal dollar token such as USDC).",
+  ),
+  x402AssetName: key(
+    'ASSAY_X402_ASSET_NAME',
+    'USD Coin',
+    str,
+    "The token's EIP-712 domain name, sent as extra.name in the payment requirements so buyers can sign EIP-3009 authorizations (USDC's by default).",
+  ),
+  x402AssetVersion: key(
+    'ASSAY_X402_ASSET_VERSION',
+    '2',
+    str,
+    "The token's EIP-712 domain version, sent as extra.version (USDC's by default).",
+  ),
+  x402MaxTimeoutSeconds: key(
+    'ASSAY_X402_MAX_TIMEOUT_SECONDS',
+    300,
+    int(10, 86_400),
+    'maxTimeoutSeconds of the x402 payment requirements: how long a signed authorization is meant to stay valid.',
+  ),
+  x402MandateCapCents: key(
+    'ASSAY_X402_MANDATE_CAP_CENTS',
+    10_000,
+    int(0, 2 ** 52),
+    'The per-item cap of the mandate every x402 payer principal buys under (the operator sets one mandate for all x402 payers).',
+  ),
+  x402MandateMinTrust: key(
+    'ASSAY_X402_MANDATE_MIN_TRUST',
+    0,
+    fraction,
+    "min_trust of the x402 payers' mandate: an artifact trusted less is refused before anything is settled.",
+  ),
+  x402MandateMinFloor: key('ASSAY_X402_MANDATE_MIN_FLOOR', 0, fraction, "min_floor of the x402 payers' mandate."),
   payoutIntervalMs: key(
     'ASSAY_PAYOUT_INTERVAL_MS',
     86_400_000,
@@ -397,12 +526,18 @@ export const configKeys = {
     int(0, 16 * 1024 * 1_048_576),
     "Bytes of delivered content (editions' Markdown and rendered PDFs) each worker keeps in memory; PDFs are also cached in PostgreSQL.",
   ),
+  downloadLinkTtlSeconds: key(
+    'ASSAY_DOWNLOAD_LINK_TTL_SECONDS',
+    900,
+    int(10, 604_800),
+    "How long a delivery's download_url (a signed link that needs no bearer token) stays valid after it is handed out; 15 minutes by default, at most 7 days.",
+  ),
   tokenTtlSeconds: key('ASSAY_TOKEN_TTL_SECONDS', 86_400, int(60, 31_536_000), 'Lifetime of a sandbox agent token.'),
   trustProxy: key(
     'ASSAY_TRUST_PROXY',
-    false,
-    bool,
-    'Take the client address from X-Forwarded-For (only behind a proxy that sets it).',
+    0,
+    proxyHops,
+    'Proxies in front of the gateway that append to X-Forwarded-For: false (none: the socket address), true (one), or their number. The client address is the entry the outermost trusted proxy appended (the Nth from the right); what a client sends itself is never used.',
   ),
   streamReplicas: key(
     'ASSAY_STREAM_REPLICAS',
@@ -422,6 +557,12 @@ export const configKeys = {
     600,
     int(30, 86_400),
     'Lifetime of an OAuth access token (asyo_). A revoked one is refused by every gateway within about a second; this bounds how long its revocation must be remembered.',
+  ),
+  oauthKeysTtlMs: key(
+    'ASSAY_OAUTH_KEYS_TTL_MS',
+    5000,
+    int(10, 3_600_000),
+    'How long the oauth service signs with the token keys it read before reading them again: a key made active by `assay rotate-key` signs new access tokens within this and one read.',
   ),
   oauthRefreshTokenSeconds: key(
     'ASSAY_OAUTH_REFRESH_TOKEN_SECONDS',
@@ -446,6 +587,18 @@ export const configKeys = {
     10,
     int(1, 1_000_000),
     'Sign-in, sign-up and device-code attempts per minute from one client address, and sign-in attempts per account; more get a wait.',
+  ),
+  signUpsPerMinute: key(
+    'ASSAY_SIGNUPS_PER_MINUTE',
+    300,
+    int(1, 1_000_000),
+    'Sign-up attempts per minute from all addresses together: the bound on how fast anyone can learn which emails have accounts (docs/threat-model.md). More get a wait.',
+  ),
+  deviceCodesPerClientPerMinute: key(
+    'ASSAY_DEVICE_CODES_PER_CLIENT_PER_MINUTE',
+    600,
+    int(1, 1_000_000),
+    'Device codes one OAuth client may start per minute (each address is also held to ASSAY_SIGNIN_ATTEMPTS_PER_MINUTE); more get 429 slow_down.',
   ),
   passwordScryptLogN: key(
     'ASSAY_PASSWORD_SCRYPT_LOG_N',
@@ -472,7 +625,18 @@ export const configKeys = {
       if (raw !== 'free' && raw !== 'pro' && raw !== 'enterprise') throw new Error('must be free, pro or enterprise');
       return raw;
     },
-    'The plan of a principal no operator has set one for (`assay plan set`): its rate limits and daily quotas (docs/fleet.md).',
+    'The plan of a live principal no operator has set one for (`assay plan set`): its rate limits and daily quotas (docs/fleet.md).',
+  ),
+  sandboxPlan: key(
+    'ASSAY_SANDBOX_PLAN',
+    'sandbox' as 'free' | 'pro' | 'enterprise' | 'sandbox',
+    (raw) => {
+      if (raw !== 'free' && raw !== 'pro' && raw !== 'enterprise' && raw !== 'sandbox') {
+        throw new Error('must be sandbox, free, pro or enterprise');
+      }
+      return raw;
+    },
+    "The plan of a sandbox principal no operator has set one for: `sandbox` (at least 25 requests a second per agent for reads and writes, docs/fleet.md), or free, pro or enterprise to try the sandbox under a live plan's limits.",
   ),
   rateLeaseMs: key(
     'ASSAY_RATE_LEASE_MS',
@@ -512,6 +676,24 @@ export const configKeys = {
     10 * 1024 ** 3,
     int(0, 2 ** 50),
     'Bytes of distinct blobs one principal may hold in device sync; past it an upload gets 507 quota_exceeded.',
+  ),
+  syncReservationTtlSeconds: key(
+    'ASSAY_SYNC_RESERVATION_TTL_SECONDS',
+    1800,
+    int(10, 86_400),
+    "How long quota reserved for a device sync upload outlives the upload's last byte: an upload keeps its reservation alive while its body arrives, and the sweep releases one whose gateway died. At least twice ASSAY_BODY_READ_TIMEOUT_MS.",
+  ),
+  syncSweepMs: key(
+    'ASSAY_SYNC_SWEEP_MS',
+    3_600_000,
+    int(100, 86_400_000),
+    'How often the device sync sweep (one gateway at a time) releases expired upload reservations and deletes blob files no owner holds and no upload is storing (docs/operations.md, Device sync sweep).',
+  ),
+  syncOrphanGraceSeconds: key(
+    'ASSAY_SYNC_ORPHAN_GRACE_SECONDS',
+    3600,
+    int(1, 30 * 86_400),
+    "How old an unowned blob file or an upload's temporary file must be before the sweep deletes it. At least twice ASSAY_BODY_READ_TIMEOUT_MS.",
   ),
   syncBodyBytesMax: key(
     'ASSAY_SYNC_BODY_BYTES_MAX',
@@ -555,6 +737,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (config.leaseRenewMs * 2 > config.leaseTtlMs) {
     problems.push('ASSAY_LEASE_RENEW_MS must be at most half of ASSAY_LEASE_TTL_MS, or leases lapse between renewals');
+  }
+  // An upload touches its reservation and writes its temporary file at least once per body read timeout; either
+  // one judged dead sooner would be swept from under a live upload.
+  if (config.syncReservationTtlSeconds * 1000 < 2 * config.bodyReadTimeoutMs) {
+    problems.push('ASSAY_SYNC_RESERVATION_TTL_SECONDS must be at least twice ASSAY_BODY_READ_TIMEOUT_MS');
+  }
+  if (config.syncOrphanGraceSeconds * 1000 < 2 * config.bodyReadTimeoutMs) {
+    problems.push('ASSAY_SYNC_ORPHAN_GRACE_SECONDS must be at least twice ASSAY_BODY_READ_TIMEOUT_MS');
+  }
+  if (config.x402FacilitatorUrl !== '' && config.x402PayTo === '') {
+    problems.push('ASSAY_X402_PAY_TO must name the address x402 payments go to when ASSAY_X402_FACILITATOR_URL is set');
   }
   if (problems.length > 0) throw new Error(`bad configuration:\n  ${problems.join('\n  ')}`);
   if (config.baseUrl === '')

@@ -1,7 +1,8 @@
 // The closed error registry of the agent API. Every error on every agent route is one of these codes, with the
 // status, remediation and retryable flag given here. Codes are stable API: never rename or reuse one.
 //
-// The spec fixes the status of seven codes; for the others (its eight, and order_refunded and the three card codes, ours) we chose from 400/401/403/404/409/413/422/429/503
+// The spec fixes the status of seven codes; for the others (its eight, and order_refunded, payments_not_configured and the
+// three card codes, ours) we chose from 400/401/403/404/409/413/422/429/503
 // and say why in `statusReason`. Order is precedence: when several refusals apply to one request, the one listed
 // first wins (authentication before scope before validation before business rules). Route matching comes before
 // the table: an unknown route is `not_found` whatever else is wrong (a route not built yet still checks the token
@@ -122,6 +123,15 @@ export const errorTable = {
     statusReason:
       "The request is valid but conflicts with the order's final state, which no retry changes: 409, as for floor_not_met.",
   },
+  payments_not_configured: {
+    status: 403,
+    remediation: 'ask_the_operator',
+    retryable: false,
+    title:
+      'This deployment takes no card payments (no payment processor is configured), so there are no live top-ups, saved cards or payouts; the sandbox has test credits.',
+    statusReason:
+      'A configuration, not an outage: no retry and nothing the caller changes makes it succeed, so not 503. The deployment does not permit the action: 403.',
+  },
   payment_method_required: {
     status: 409,
     remediation: 'save_a_card',
@@ -161,6 +171,20 @@ export const errorTable = {
 export type ErrorCode = keyof typeof errorTable;
 
 export const errorCodes = Object.keys(errorTable) as ErrorCode[];
+
+const precedence = new Map(errorCodes.map((code, i) => [code, i]));
+
+/**
+ * The refusal that wins when several apply: the one whose code the table lists first, and of equal codes the first
+ * collected. Deciders collect every refusal and let this pick, rather than returning at the first `if`.
+ */
+export function firstByPrecedence<R extends { code: ErrorCode }>(refusals: readonly R[]): R | null {
+  let winner: R | null = null;
+  for (const r of refusals) {
+    if (!winner || precedence.get(r.code)! < precedence.get(winner.code)!) winner = r;
+  }
+  return winner;
+}
 
 /** The typed error object every agent route answers with. */
 export interface ErrorBody {

@@ -32,16 +32,19 @@ interface FactBase {
 
 /**
  * Credits landed: a sandbox top-up, the sandbox grant at registration, or a card payment the processor confirmed
- * (`card_topup`, written only from its signed webhook, once per PaymentIntent).
+ * (`card_topup`, written only from its signed webhook, once per PaymentIntent), or an x402 payment its facilitator
+ * settled (`x402_payment`, once per authorization: docs/x402.md).
  */
 export interface CreditedFact extends FactBase {
   type: 'credited';
-  source: 'sandbox_topup' | 'sandbox_grant' | 'card_topup';
+  source: 'sandbox_topup' | 'sandbox_grant' | 'card_topup' | 'x402_payment';
   amountCents: number;
   topupId: string;
   /** The processor's PaymentIntent of a card top-up. */
   paymentIntentId?: string;
-  /** A sandbox grant also sets the new principal's test mandate, in the same fact. */
+  /** The x402 payment credited: its id (network, asset, payer, nonce) and the facilitator's transaction. */
+  x402?: { paymentId: string; network: string; payer: string; transaction: string };
+  /** A sandbox grant (or an x402 credit) also sets the principal's mandate, in the same fact. */
   mandate?: MandateRecord;
 }
 
@@ -188,6 +191,13 @@ export function factsRecorded(f: LedgerFact): LedgerFact[] {
   return [f, settlementOf(f)!];
 }
 
+/** The approve or decline call a fact records beside the purchase request's key, if any. */
+export function decisionCall(fact: LedgerFact): IdempotencyRecord | undefined {
+  if (fact.type === 'escrow_held') return fact.approval?.call;
+  if (fact.type === 'approval_decided') return fact.call;
+  return undefined;
+}
+
 interface SettlementFields {
   orderId: string;
   priceCents: number;
@@ -292,11 +302,12 @@ export interface ContextArtifactSyncedFact extends FactBase {
 
 /**
  * A webhook registered or changed: by its owner (created, updated, its secret rotated) or by delivery that kept
- * failing (disabled, which is also the owner's `webhook.disabled` event).
+ * failing (disabled, which is also the owner's `webhook.disabled` event). `tested`: its owner asked for a test event,
+ * the record unchanged; the fact makes a `webhook.test` event delivered to this webhook alone.
  */
 export interface WebhookSavedFact extends FactBase {
   type: 'webhook_saved';
-  change: 'created' | 'updated' | 'rotated' | 'disabled';
+  change: 'created' | 'updated' | 'rotated' | 'disabled' | 'tested';
   webhook: WebhookRecord;
 }
 
@@ -356,6 +367,58 @@ export interface TopupFailedFact extends FactBase {
   message: string;
 }
 
+/**
+ * What a chargeback fact says of the charge it takes money back from: the live top-up it paid (its PaymentIntent)
+ * and the charge's amount at the processor, which bounds everything taken back from it.
+ */
+interface ChargedTopup {
+  topupId: string;
+  paymentIntentId: string;
+  chargeId: string;
+  chargeCents: number;
+  /** The principal's disputes still open after this fact (all charges): payouts from its purchases wait meanwhile. */
+  openDisputes: number;
+}
+
+/**
+ * The processor refunded (part of) a card top-up's charge (`charge.refunded`): what it refunded since the last one
+ * recorded is debited. Available credits may go below zero; the principal then buys nothing and is paid out nothing
+ * until a top-up brings them back (docs/money.md, Refunds and disputes).
+ */
+export interface TopupRefundedFact extends FactBase, ChargedTopup {
+  type: 'topup_refunded';
+  /** The debit: the processor's refunded total less what earlier refunds of this charge debited. */
+  amountCents: number;
+  /** Every refund of this charge debited so far, this one included. */
+  refundedCents: number;
+}
+
+/**
+ * The cardholder disputed a card top-up's charge (`charge.dispute.created`): the disputed amount is withheld from
+ * available credits until the dispute closes (`topup_dispute_closed`), once per dispute.
+ */
+export interface TopupDisputedFact extends FactBase, ChargedTopup {
+  type: 'topup_disputed';
+  disputeId: string;
+  /** Withheld: the dispute's amount, bounded by what the charge still holds. */
+  amountCents: number;
+}
+
+/**
+ * A dispute closed (`charge.dispute.closed`): `won` returns what was withheld to available credits, `lost` keeps it
+ * (it is reversed for good). A dispute the ledger never saw open (its events came out of order) closes here too:
+ * `lost` then debits its amount, `won` moves nothing and only records it, so a late `created` withholds nothing.
+ */
+export interface TopupDisputeClosedFact extends FactBase, ChargedTopup {
+  type: 'topup_dispute_closed';
+  disputeId: string;
+  outcome: 'won' | 'lost';
+  /** What the dispute withheld (returned when won) or, when it was never seen open, what losing it debits. */
+  amountCents: number;
+  /** Whether `topup_disputed` withheld `amountCents` before this fact. */
+  wasWithheld: boolean;
+}
+
 /** The seller's connected account at the processor, as its latest `account.updated` (or onboarding start) says. */
 export interface PayoutAccountUpdatedFact extends FactBase {
   type: 'payout_account_updated';
@@ -375,6 +438,11 @@ export interface PayoutStartedFact extends FactBase {
   amountCents: number;
   fromSeq: number;
   throughSeq: number;
+  /**
+   * The principal-facts projection's checkpoint the run read the accruals at: none of them came from a buyer whose
+   * funds were in dispute as of that sequence (docs/money.md, Payouts held). Absent on transfers made before the rule.
+   */
+  checkedThroughSeq?: number;
 }
 
 /** The processor made the transfer (`paid`), or refused it (`failed`: the accruals are owed again). */
@@ -393,6 +461,9 @@ export type LedgerFact =
   | PaymentMethodSavedFact
   | TopupRequestedFact
   | TopupFailedFact
+  | TopupRefundedFact
+  | TopupDisputedFact
+  | TopupDisputeClosedFact
   | PayoutAccountUpdatedFact
   | PayoutStartedFact
   | PayoutFinishedFact

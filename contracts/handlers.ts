@@ -21,11 +21,15 @@ type StaticOr<S, Default> = S extends TSchema ? Static<S> : Default;
 /**
  * A request as its handler sees it: `op`, `caller`, `params`, `query` and `body` typed from the operation's row.
  * The caller is present for operations that need a token (the gateway verified it) and internal commands that carry
- * the caller they act for; null otherwise.
+ * the caller they act for; null otherwise, and null on a signed-link route called with a link instead of a token.
  */
 export type OpRequest<Op> = Omit<BusRequest, 'op' | 'caller' | 'params' | 'query' | 'body'> & {
   op: Op extends { id: infer Id } ? Id : never;
-  caller: Op extends { scope: null } | { caller: false } ? null : Caller;
+  caller: Op extends { scope: null } | { caller: false }
+    ? null
+    : Op extends { signedLink: true }
+      ? Caller | null
+      : Caller;
   params: (Op extends { params: infer P } ? StaticOr<P, unknown> : unknown) & Record<string, string>;
   query: (Op extends { query: infer Q } ? StaticOr<Q, unknown> : unknown) & Record<string, unknown>;
   body: Op extends { body: infer B } ? StaticOr<B, null> : null;
@@ -40,21 +44,25 @@ export type ReplyOf<Id extends InternalOperationRow['id']> = StaticOr<
   unknown
 >;
 
+/** The body an operation's ok reply holds: its row's `reply` schema for an internal operation that has one. */
+export type ReplyBodyOf<Op> = Op extends { reply: infer R } ? StaticOr<R, unknown> : unknown;
+
 /**
  * A record with a handler for every available operation of `T` (and, optionally, for operations specified but
- * not built yet). `H` maps an operation's request type to its handler's type.
+ * not built yet). `H` maps an operation's request type (and the body its reply holds) to its handler's type.
  */
-export type HandlerRecord<T extends Target, H extends { req: unknown; fn: unknown }> = {
-  [Op in Extract<OperationsOf<T>, { available: true }> as Op['id']]: HandlerFn<H, OpRequest<Op>>;
+export type HandlerRecord<T extends Target, H extends { req: unknown; reply: unknown; fn: unknown }> = {
+  [Op in Extract<OperationsOf<T>, { available: true }> as Op['id']]: HandlerFn<H, OpRequest<Op>, ReplyBodyOf<Op>>;
 } & {
-  [Op in Extract<OperationsOf<T>, { available: false }> as Op['id']]?: HandlerFn<H, OpRequest<Op>>;
+  [Op in Extract<OperationsOf<T>, { available: false }> as Op['id']]?: HandlerFn<H, OpRequest<Op>, ReplyBodyOf<Op>>;
 };
-type HandlerFn<H extends { req: unknown; fn: unknown }, R> = (H & { req: R })['fn'];
+type HandlerFn<H extends { req: unknown; reply: unknown; fn: unknown }, R, P> = (H & { req: R; reply: P })['fn'];
 
-/** A service handler: the typed request in, one reply out (always exactly one). */
+/** A service handler: the typed request in, one reply out (always exactly one), its body typed from the row. */
 export interface ServiceHandler {
   req: unknown;
-  fn: (req: this['req']) => Promise<BusReply>;
+  reply: unknown;
+  fn: (req: this['req']) => Promise<BusReply<this['reply']>>;
 }
 export type ServiceHandlers<S extends ServiceName> = HandlerRecord<{ to: 'service'; service: S }, ServiceHandler>;
 
@@ -65,7 +73,8 @@ function sameTarget(a: AnyOperation['dispatch'], b: Target): boolean {
 
 const callerRequired = new Set(
   [...operations, ...internalOperations]
-    .filter((op) => ('scope' in op ? op.scope !== null : op.caller))
+    // A signed-link route's request may come without a caller: its service checks the link instead.
+    .filter((op) => ('scope' in op ? op.scope !== null && !('signedLink' in op && op.signedLink) : op.caller))
     .map((op) => op.id),
 );
 

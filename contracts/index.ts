@@ -38,6 +38,7 @@ export {
   errorCodes,
   errorDocsUrl,
   errorTable,
+  firstByPrecedence,
   transportStatus,
 } from './errors.ts';
 export {
@@ -52,13 +53,22 @@ export {
   type ServiceHandlers,
   type Target,
 } from './handlers.ts';
-export { type HealthAlert, healthAlertKey } from './health.ts';
 export {
+  alertOf,
+  bucketKeys,
+  type HealthAlert,
+  type HealthAlertEntry,
+  healthAlertKey,
+  readHealthAlerts,
+} from './health.ts';
+export {
+  accountSandboxAgentsMax,
   ApprovalRecord,
   ArtifactQuote,
   GrantSandbox,
   GrantSandboxReply,
   IdempotencyLookupReply,
+  labelIdsMax,
   type InternalOperation,
   type InternalOpId,
   internalOperations,
@@ -90,10 +100,12 @@ export {
   type Scope,
   scopes,
   type TableOperation,
+  operationById,
 } from './operations.ts';
 export {
   agentBucket,
   type BucketSpec,
+  livePlanNames,
   type Plan,
   PlanName,
   planNames,
@@ -111,7 +123,10 @@ export {
   credentialPrefixes,
   grantTypes,
   type OAuthBody,
-  type OAuthHttpT,
+  type ClientShownT,
+  firstPartyClients,
+  type OAuthErrorCodeT,
+  type OAuthRefusalT,
   type OAuthMessage,
   type OAuthReply,
   oauthMessages,
@@ -138,6 +153,8 @@ export type {
   SearchItemT,
   TopUpResultT,
   TrustT,
+  TrustJudgeT,
+  JudgeQualityT,
   VerificationReportT,
 } from './schemas.ts';
 export {
@@ -164,6 +181,7 @@ export {
   OkfLine,
   okfMediaType,
   okfPageContentBytesMax,
+  OkfPageHead,
   type OkfPageHeadT,
   okfPageRowsMax,
   okfTag,
@@ -171,8 +189,20 @@ export {
 export * from './skill.ts';
 export * from './webhook.ts';
 export * from './payments.ts';
-export * from './metrics.ts';
-export * from './tracing.ts';
+export {
+  type ActorHostSource,
+  type BoundCounterPort,
+  type BoundHistogramPort,
+  type CounterPort,
+  type GaugePort,
+  type HistogramPort,
+  type Instruments,
+  type MetricReadings,
+  type ProjectionSource,
+  type Telemetry,
+  TelemetryPort,
+  type Tracing,
+} from './telemetry.ts';
 export type {
   ApprovalDecidedFact,
   ApprovalRequestedFact,
@@ -190,6 +220,7 @@ export type {
   EscrowReleasedFact,
   IdempotencyRecord,
   SettledAtPurchase,
+  SettledOrder,
   LedgerFact,
   ListingFact,
   MandateRevokedFact,
@@ -201,12 +232,23 @@ export type {
   PayoutStartedFact,
   SavedCard,
   SubscriptionChangedFact,
+  TopupDisputeClosedFact,
+  TopupDisputedFact,
   TopupFailedFact,
+  TopupRefundedFact,
   TopupRequestedFact,
 } from './facts.ts';
-export { factsRecorded, settlementFact, settlementOf } from './facts.ts';
+export { decisionCall, factsRecorded, settlementFact, settlementOf } from './facts.ts';
 
-export { jsonDepthMax, jsonValueProblem, storableText, textProblem } from './text.ts';
+export { type Answer, answerOf, internalRequest, type Refusal, subjectOf } from './ask.ts';
+export {
+  hasControlCharacter,
+  jsonDepthMax,
+  jsonValueProblem,
+  parseJsonText,
+  storableText,
+  textProblem,
+} from './text.ts';
 export {
   canonicalBytes,
   reportSignedBody,
@@ -220,6 +262,7 @@ export {
 } from './signed.ts';
 export {
   type SyncBlobUpload,
+  type SyncBlobBegun,
   type SyncChanges,
   SyncEntry,
   type SyncEntryT,
@@ -247,3 +290,14 @@ export {
   SyncSnapshotBody,
   type SyncSnapshotBodyT,
 } from './sync.ts';
+export {
+  X402CheckCommand,
+  X402CreditCommand,
+  X402DiscoveryQuery,
+  X402Mandate,
+  type X402MandateT,
+  X402PayReply,
+  type X402PayReplyT,
+  x402PathPrefix,
+  x402Version,
+} from './x402.ts';

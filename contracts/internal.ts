@@ -11,6 +11,7 @@ import * as K from './skill.ts';
 import * as W from './webhook.ts';
 import * as P from './payments.ts';
 import * as S from './schemas.ts';
+import * as X from './x402.ts';
 
 export interface InternalOperation {
   id: string;
@@ -71,6 +72,8 @@ export const ArtifactQuote = Type.Union([
     judgeVersion: Type.String(),
     openErrata: Type.Boolean(),
     trustScore: Type.Number({ minimum: 0, maximum: 1 }),
+    /** The measured specificity of the judge of that version on the reference set; null when none is published. */
+    judgeSpecificity: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()]),
     /** The current edition's report, once it has one: what settlement decides with. */
     report: Type.Union([Type.Null(), Type.Object({ digest: S.Sha256, meanEntailment: Type.Number() })]),
   }),
@@ -212,10 +215,13 @@ export type IdempotencyLookupReply = Static<typeof IdempotencyLookupReply>;
  * agent's and the principal's buckets of one class, giving back what its previous batch left unspent.
  */
 export const RateLease = Type.Object({
-  agentId: Type.String(),
+  /** The agent whose bucket is spent with the principal's; null: the principal's alone (it acts as a whole). */
+  agentId: Type.Union([Type.String(), Type.Null()]),
   rateClass: RateClass,
   want: Type.Integer({ minimum: 1 }),
   giveBack: Type.Integer({ minimum: 0 }),
+  /** The caller's side of the sandbox line: a principal no operator put on a plan is on its side's default. */
+  sandbox: Type.Boolean(),
 });
 export const RateLeaseReply = Type.Object({
   granted: Type.Integer({ minimum: 0 }),
@@ -237,6 +243,49 @@ export const PlanSetCommand = Type.Object({
   sandbox: Type.Boolean(),
 });
 export const PlanReply = Type.Object({ principalId: Type.String(), plan: PlanName, explicit: Type.Boolean() });
+
+/** Most agents an account's sandbox may have (its test mode on the account page). */
+export const accountSandboxAgentsMax = 100;
+/** Most ids one ask for labels names, of each kind (the account page names what it shows). */
+export const labelIdsMax = 200;
+
+const SandboxAgentView = Type.Object({
+  id: S.Uuid(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.String(),
+});
+/** The test mode of an account: its sandbox principal (null before the first use) and that principal's agents. */
+export const AccountSandboxView = Type.Object({
+  sandboxPrincipalId: Type.Union([S.Uuid(), Type.Null()]),
+  agents: Type.Array(SandboxAgentView),
+});
+export const AccountSandboxToken = Type.Object({
+  sandboxPrincipalId: S.Uuid(),
+  agentId: S.Uuid(),
+  name: Type.String(),
+  token: Type.String(),
+  expiresAt: Type.String(),
+  scopes: Type.Array(Type.String()),
+});
+export const LabelsCommand = Type.Object({
+  /** The principals whose agents may be named: the account's and its sandbox's. */
+  principalIds: Type.Array(S.Uuid(), { minItems: 1, maxItems: 2 }),
+  listingIds: Type.Array(S.Uuid(), { maxItems: labelIdsMax }),
+  agentIds: Type.Array(S.Uuid(), { maxItems: labelIdsMax }),
+});
+export const ListingLabel = Type.Object({
+  id: S.Uuid(),
+  artifactId: S.Uuid(),
+  title: Type.String(),
+  priceCents: Type.Integer({ minimum: 0 }),
+  floor: Type.Number(),
+  /** The artifact's current report: its mean entailment and digest, or null before it is verified. */
+  report: Type.Union([Type.Null(), Type.Object({ meanEntailment: Type.Number(), digest: Type.String() })]),
+});
+export const Labels = Type.Object({
+  listings: Type.Array(ListingLabel),
+  agents: Type.Array(Type.Object({ id: S.Uuid(), name: Type.Union([Type.String(), Type.Null()]) })),
+});
 
 const catalog = { to: 'service', service: 'catalog' } as const;
 const oauth = { to: 'service', service: 'oauth' } as const;
@@ -299,6 +348,36 @@ export const internalOperations = [
     body: null,
     reply: ListingQuote,
     summary: 'The full state and its version, for purchase quotes (the buyer’s actor applies the sandbox line).',
+  }),
+  internal({
+    id: 'sandbox.account',
+    dispatch: { to: 'service', service: 'sandbox' },
+    caller: false,
+    body: Type.Object({ principalId: S.Uuid() }),
+    reply: AccountSandboxView,
+    summary: 'The test mode of an account: its sandbox principal and agents (the account page).',
+  }),
+  internal({
+    id: 'sandbox.account_token',
+    dispatch: { to: 'service', service: 'sandbox' },
+    caller: false,
+    body: Type.Object({
+      principalId: S.Uuid(),
+      /** Chosen by the form: the same form sent again (a reload) signs a token for the same agent, not another. */
+      agentId: S.Uuid(),
+      name: Type.String({ minLength: 1, maxLength: 200 }),
+    }),
+    reply: AccountSandboxToken,
+    summary:
+      "A sandbox agent of an account's own sandbox principal (made, with its test credits and mandate, on first use) and its token.",
+  }),
+  internal({
+    id: 'account.labels',
+    dispatch: { to: 'service', service: 'ledger' },
+    caller: false,
+    body: LabelsCommand,
+    reply: Labels,
+    summary: 'What the account page names listings and agents by: artifact titles, prices, floors, reports, names.',
   }),
   internal({
     id: 'sandbox.grant',
@@ -604,6 +683,8 @@ export const internalOperations = [
     dispatch: { to: 'service', service: 'ledger' },
     caller: false,
     body: O.OkfPageCommand,
+    // Raw bytes: a head line (OkfPageHead) and the page's OKF lines, passed to the client as they are.
+    reply: Type.Unsafe<Uint8Array>({}),
     summary:
       'The next page of public context files after an id, as OKF lines behind a head line (raw bytes, in parts).',
   }),
@@ -704,6 +785,14 @@ export const internalOperations = [
     summary: 'Delete one of the caller’s webhooks; its pending deliveries are cancelled.',
   }),
   internal({
+    id: 'webhook.test',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: true,
+    body: W.WebhookIdCommand,
+    reply: W.WebhookView,
+    summary: 'Send a `webhook.test` event to one of the caller’s active webhooks, and to it alone (the account page).',
+  }),
+  internal({
     id: 'webhook.disable',
     dispatch: { to: 'actor', kind: 'principal' },
     caller: true,
@@ -758,6 +847,24 @@ export const internalOperations = [
     body: P.TopupSettleCommand,
     reply: P.TopupSettled,
     summary: 'Credit a live top-up the processor confirmed, or record its failure; once per PaymentIntent.',
+  }),
+  internal({
+    id: 'topup.refund',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: P.TopupRefundCommand,
+    reply: P.TopupSettled,
+    summary:
+      "Debit what the processor refunded of a live top-up's charge since the last refund recorded (docs/money.md).",
+  }),
+  internal({
+    id: 'topup.dispute',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: P.TopupDisputeCommand,
+    reply: P.TopupSettled,
+    summary:
+      "Withhold a disputed top-up's amount, or return or keep it when the dispute closes; once per dispute state.",
   }),
   internal({
     id: 'payout.account',
@@ -829,9 +936,11 @@ export const internalOperations = [
     caller: false,
     body: Type.Object({
       principalId: Type.String(),
-      section: Type.String(),
+      section: P.AccountExportPart,
       after: Type.Union([Type.String(), Type.Null()]),
     }),
+    // Raw JSON bytes of an AccountExportPage (a parts reply is not parsed on the way).
+    reply: Type.Unsafe<Uint8Array>({}),
     summary:
       "One page of a section of a person's account export, as JSON bytes `{items, next}` (in parts: context files are large).",
   }),
@@ -847,9 +956,57 @@ export const internalOperations = [
     id: 'plan.get',
     dispatch: { to: 'actor', kind: 'principal' },
     caller: false,
-    body: Type.Object({ principalId: Type.String() }),
+    body: Type.Object({ principalId: Type.String(), sandbox: Type.Boolean() }),
     reply: PlanReply,
     summary: "A principal's plan, and whether an operator set it or it is the default.",
+  }),
+  internal({
+    id: 'x402.offer',
+    dispatch: { to: 'service', service: 'x402' },
+    caller: false,
+    body: X.X402OfferCommand,
+    reply: X.X402OfferReply,
+    summary: "The payment requirements of one listing's x402 resource (its 402 answer).",
+  }),
+  internal({
+    id: 'x402.pay',
+    dispatch: { to: 'service', service: 'x402' },
+    caller: false,
+    body: X.X402PayCommand,
+    reply: X.X402PayReply,
+    summary: 'A paid request of an x402 resource: verify, buy for the payer, settle, deliver (docs/x402.md).',
+  }),
+  internal({
+    id: 'x402.discovery',
+    dispatch: { to: 'service', service: 'x402' },
+    caller: false,
+    body: X.X402DiscoveryQuery,
+    reply: X.X402DiscoveryReply,
+    summary: 'Live listings as x402 discovery ("bazaar") items, found by the search rules.',
+  }),
+  internal({
+    id: 'x402.report',
+    dispatch: { to: 'service', service: 'x402' },
+    caller: false,
+    body: Type.Object({ digest: Type.String() }),
+    reply: Type.Unknown(),
+    summary: 'A signed report of the live side, for an x402 buyer to check before it pays (no account needed).',
+  }),
+  internal({
+    id: 'x402.check',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: X.X402CheckCommand,
+    reply: X.X402CheckReply,
+    summary: "The purchase rules for an x402 payer before its payment is settled, with the payment's worth counted.",
+  }),
+  internal({
+    id: 'x402.credit',
+    dispatch: { to: 'actor', kind: 'principal' },
+    caller: false,
+    body: X.X402CreditCommand,
+    reply: X.X402CreditReply,
+    summary: "Credit a settled x402 payment to its payer's principal, once per authorization.",
   }),
 ] as const satisfies readonly InternalOperation[];
 

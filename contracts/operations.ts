@@ -59,6 +59,12 @@ export interface Operation {
    * service sends ended by an empty message (contracts/bus.ts: chunkReply).
    */
   replyChunked?: boolean;
+  /**
+   * The route also takes a signed link in place of a bearer token (a download_url): a request whose query carries
+   * `signature` is dispatched with no caller and no token check, and the service checks the link before anything
+   * else (docs/purchases.md, Signed links). Without `signature` the token rules apply as on any other route.
+   */
+  signedLink?: boolean;
   /** The success body is raw bytes in one of these media types (a download), not JSON. */
   media?: readonly string[];
   /** Over MCP the result also carries the delivered content as an embedded resource block (gateway/mcp/tools.ts). */
@@ -243,6 +249,22 @@ export const operations = [
     available: true,
   }),
   row({
+    id: 'getOrder',
+    method: 'GET',
+    path: '/v1/orders/{order_id}',
+    scope: 'purchase',
+    tool: 'get_order',
+    summary:
+      "One of the caller's orders with its state, the same record as an item of GET /v1/orders; another principal's order is not_found.",
+    params: S.OrderIdParams,
+    body: null,
+    output: S.Order,
+    successStatus: 200,
+    mutating: false,
+    dispatch: { to: 'service', service: 'ledger' },
+    available: true,
+  }),
+  row({
     id: 'getComplianceBundle',
     method: 'GET',
     path: '/v1/orders/{order_id}/compliance-bundle',
@@ -355,7 +377,13 @@ export const operations = [
     mutating: true,
     rateClass: 'topup',
     dispatch: { to: 'actor', kind: 'principal' },
-    errors: ['idempotency_conflict'],
+    errors: [
+      'idempotency_conflict',
+      'payments_not_configured',
+      'payment_method_required',
+      'card_declined',
+      'card_authentication_required',
+    ],
     available: true,
   }),
   row({
@@ -566,9 +594,10 @@ export const operations = [
     scope: 'purchase',
     tool: null,
     summary:
-      'The raw bytes of GET /v1/orders/{order_id}/content (its download_url), with a strong ETag and Content-Digest (RFC 9530); If-None-Match that matches answers 304.',
+      'The raw bytes of GET /v1/orders/{order_id}/content, with a strong ETag and Content-Digest (RFC 9530); If-None-Match that matches answers 304. Authorized by the bearer token, or by the signed link that route hands out as download_url (expires, agent, key and signature in the query; no token).',
     params: S.OrderIdParams,
-    query: S.DeliveryQuery,
+    query: S.DownloadQuery,
+    signedLink: true,
     body: null,
     output: Type.String({ description: 'The Markdown or the PDF, byte for byte.' }),
     successStatus: 200,
@@ -879,6 +908,13 @@ export const operations = [
 
 /** One row of the table, with its literal types. */
 export type TableOperation = (typeof operations)[number];
+
+/** One row of the table by id, with that row's own types (its schemas), for code that runs one operation itself. */
+export function operationById<Id extends TableOperation['id']>(id: Id): Extract<TableOperation, { id: Id }> {
+  const row = operations.find((o): o is Extract<TableOperation, { id: Id }> => o.id === id);
+  if (!row) throw new Error(`no operation ${id}`);
+  return row;
+}
 
 /** Errors every agent operation can answer, whatever its handler does. */
 export function pipelineErrors(op: Operation): ErrorCode[] {

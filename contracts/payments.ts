@@ -59,6 +59,32 @@ export const TopupSettleCommand = Type.Object({
 });
 export const TopupSettled = Type.Object({ recorded: Type.Boolean({ description: 'False: already recorded.' }) });
 
+const Cents = Type.Integer({ minimum: 0 });
+
+/** The live top-up a processor charge paid, as the payments service read it from the charge's PaymentIntent. */
+const ChargeOfTopup = {
+  principalId: Type.String(),
+  topupId: Type.String(),
+  paymentIntentId: Id,
+  chargeId: Id,
+  /** The charge's captured amount: nothing taken back from it may exceed it. */
+  chargeCents: Type.Integer({ minimum: 1 }),
+};
+
+/** `charge.refunded`: the processor's refunded total of the charge (Stripe's `amount_refunded`, cumulative). */
+export const TopupRefundCommand = Type.Object({ ...ChargeOfTopup, amountRefundedCents: Cents });
+
+/**
+ * `charge.dispute.*`: a dispute of the charge as its event shows it. `open` withholds its amount; `won` (also an
+ * inquiry closed, or a dispute prevented) returns it; `lost` keeps it.
+ */
+export const TopupDisputeCommand = Type.Object({
+  ...ChargeOfTopup,
+  disputeId: Id,
+  amountCents: Cents,
+  status: Type.Union([Type.Literal('open'), Type.Literal('won'), Type.Literal('lost')]),
+});
+
 export const PayoutAccountCommand = Type.Object({
   principalId: Type.String(),
   accountId: Id,
@@ -70,6 +96,8 @@ export const PayoutBeginCommand = Type.Object({
   fromSeq: Type.Integer({ minimum: 0 }),
   throughSeq: Type.Integer({ minimum: 1 }),
   amountCents: Type.Integer({ minimum: 1 }),
+  /** The projection's checkpoint the accruals and their buyers' standing were read at (at or after throughSeq). */
+  checkedThroughSeq: Type.Integer({ minimum: 1 }),
 });
 export const PayoutBegun = Type.Object({
   transfer: PayoutInFlight,
@@ -129,6 +157,11 @@ export const PayoutRunSummary = Type.Object({
   paidCents: Type.Integer(),
   resumed: Type.Integer(),
   failed: Type.Array(Type.Object({ principalId: Type.String(), reason: Type.String() })),
+  /**
+   * Sellers whose accruals (all, or those from the one named on) wait: the seller's own balance is negative, or a
+   * buyer's funds are in dispute (docs/money.md, Payouts held). A hold is the rule working, not a failure.
+   */
+  held: Type.Array(Type.Object({ principalId: Type.String(), reason: Type.String() })),
 });
 export type PayoutRunSummary = Static<typeof PayoutRunSummary>;
 
@@ -145,5 +178,18 @@ export const accountExportSections = [
   'topups',
   'context_files',
   'webhooks',
+  'test_mode_agents',
 ] as const;
 export type AccountExportSection = (typeof accountExportSections)[number];
+
+/** A section to read a page of: a paged one, or `sync` (one object, in one page). */
+export const AccountExportPart = Type.Unsafe<AccountExportSection | 'sync'>({
+  enum: [...accountExportSections, 'sync'],
+});
+
+/** One page of a section, as the export writes its items: `next` is where the following page starts. */
+export const AccountExportPage = Type.Object({
+  items: Type.Array(Type.Unknown()),
+  next: Type.Union([Type.String(), Type.Null()]),
+});
+export type AccountExportPage = Static<typeof AccountExportPage>;

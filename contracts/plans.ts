@@ -1,11 +1,19 @@
-// The plans a principal can be on (Free, Pro, Enterprise): the agent routes' rate limits by operation class, the
-// daily quotas the principal actor enforces where money moves, and the context-file API's hourly rate. One table, so
-// the limiter, the quotas, the docs and the operator command read the same numbers (docs/fleet-controls.md).
+// The plans a principal can be on (Free, Pro, Enterprise, and Sandbox for the test side): the agent routes' rate limits
+// by operation class, the daily quotas the principal actor enforces where money moves, and the context-file API's
+// hourly rate. One table, so the limiter, the quotas, the docs and the operator command read the same numbers
+// (docs/fleet.md).
 import Type, { type Static } from 'typebox';
 
-export const PlanName = Type.Union([Type.Literal('free'), Type.Literal('pro'), Type.Literal('enterprise')]);
+export const PlanName = Type.Union([
+  Type.Literal('free'),
+  Type.Literal('pro'),
+  Type.Literal('enterprise'),
+  Type.Literal('sandbox'),
+]);
 export type PlanName = Static<typeof PlanName>;
-export const planNames: readonly PlanName[] = ['free', 'pro', 'enterprise'];
+export const planNames: readonly PlanName[] = ['free', 'pro', 'enterprise', 'sandbox'];
+/** The plans a live principal can be on: the sandbox plan spends test credits only. */
+export const livePlanNames: readonly PlanName[] = ['free', 'pro', 'enterprise'];
 
 /**
  * What an agent-route operation spends: a read, a purchase (buying, subscribing), a top-up, or another write.
@@ -85,6 +93,22 @@ export const plans: Record<PlanName, Plan> = {
       sync: { burst: 20_000, perSecond: 2_000 },
     },
     quotas: { purchasesPerDay: null, spendCentsPerDay: null },
+  },
+  /**
+   * The sandbox side's plan (ASSAY_SANDBOX_PLAN names it): generous enough to try a fleet on test credits. Each agent
+   * gets half, so one agent alone may read 50 and write, buy or top up 25 times a second (Stripe's test mode allows
+   * 25 requests a second), and a fleet of agents under one principal twice that together.
+   */
+  sandbox: {
+    principal: {
+      read: { burst: 1_000, perSecond: 100 },
+      write: { burst: 500, perSecond: 50 },
+      purchase: { burst: 500, perSecond: 50 },
+      topup: { burst: 500, perSecond: 50 },
+      context: perHour(10_000),
+      sync: { burst: 5_000, perSecond: 500 },
+    },
+    quotas: { purchasesPerDay: 10_000, spendCentsPerDay: null },
   },
 };
 

@@ -64,6 +64,47 @@ export const Trust = Type.Object({
   passRate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()]),
 });
 
+export const JudgeQuality = Type.Object(
+  {
+    referenceSet: Type.Object(
+      {
+        digest: Sha256,
+        cases: Type.Integer({ minimum: 0 }),
+        positives: Type.Integer({ minimum: 0, description: 'Cases labelled true (the passage supports the claim).' }),
+        negatives: Type.Integer({ minimum: 0 }),
+      },
+      { description: "The project's published reference set the figures were measured on, named by its sha256." },
+    ),
+    sensitivity: Type.Number({ minimum: 0, maximum: 1, description: 'Share of true claims the judge verifies.' }),
+    specificity: Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description: 'Share of false claims the judge does not verify: how far a verified claim can be trusted.',
+    }),
+    balancedAccuracy: Type.Number({ minimum: 0, maximum: 1, description: 'Mean of sensitivity and specificity.' }),
+  },
+  {
+    description:
+      "The judge version's measured quality on the project's published reference set (docs/verification.md, Judge quality).",
+  },
+);
+
+/** What a search item says of the judge behind its artifact's current report. */
+export const TrustJudge = Type.Union(
+  [
+    Type.Object({
+      version: Type.String({ description: 'judgePromptVersion of the current report.' }),
+      quality: Type.Union([JudgeQuality, Type.Null()], {
+        description: 'null: no figures are published for this judge (a model judge).',
+      }),
+    }),
+    Type.Null(),
+  ],
+  { description: "The judge of the artifact's current report and its measured quality; null until it has a report." },
+);
+
+export const SearchTrust = Type.Evaluate(Type.Intersect([Trust, Type.Object({ judge: TrustJudge })]));
+
 export const Format = Type.Union([Type.Literal('md'), Type.Literal('pdf')]);
 
 export const ArtifactManifest = Type.Object(
@@ -87,11 +128,25 @@ const ArtifactSummary = Type.Object({
   createdAt: Timestamp(),
 });
 
+/** A live listing of a search item: where its offer document is, and the terms an agent buys on, inline. */
+const SearchOffer = Type.Object({
+  listing_id: Uuid(),
+  offer_url: Type.String({ format: 'uri', description: 'The offer document (GET /offers/{id}), with its ETag.' }),
+  price_cents: Type.Integer({
+    minimum: 0,
+    description: "The listing's live price in cents, as its offer document states it (max_price_cents of a purchase).",
+  }),
+  billing: Type.Union([Type.Null(), Type.Object({ interval_seconds: Type.Integer({ minimum: 1 }) })], {
+    description: 'null: bought once; else a living artifact billed every interval_seconds (POST /v1/subscriptions).',
+  }),
+  formats: Type.Array(Format, { minItems: 1, description: 'The formats a purchase may name.' }),
+});
+
 export const SearchItem = Type.Object({
   artifact: ArtifactSummary,
-  trust: Trust,
+  trust: SearchTrust,
   liveListingIds: Type.Array(Uuid()),
-  offers: Type.Array(Type.Object({ listing_id: Uuid(), offer_url: Type.String({ format: 'uri' }) })),
+  offers: Type.Array(SearchOffer),
 });
 export const SearchPage = Page(SearchItem);
 export const SearchQuery = Type.Object(
@@ -135,20 +190,27 @@ export const VerificationReport = Type.Object({
   judgeModel: Type.String(),
   judgePromptVersion: Type.String(),
   judgePromptHash: Sha256,
+  judgeQuality: Type.Optional(
+    Type.Union([JudgeQuality, Type.Null()], {
+      description:
+        "The judge version's measured quality on the reference set, signed with the report; null when none is published (a model judge). Absent in reports of pipeline assay-verify/1.0.0.",
+    }),
+  ),
   judge: Type.Optional(
     Type.Object(
       {
-        driver: Type.Union([Type.Literal('builtin'), Type.Literal('openai')]),
+        driver: Type.Union([Type.Literal('builtin'), Type.Literal('openai'), Type.Literal('onnx')]),
         entailmentFrom: Type.Union([
           Type.Literal('rules'),
           Type.Literal('logprobs'),
           Type.Literal('verdict'),
           Type.Literal('mixed'),
+          Type.Literal('classifier'),
         ]),
       },
       {
         description:
-          'Which driver judged, and how entailments were obtained: rules (built-in), logprobs (P(supported) from the endpoint), verdict (1 or 0), mixed. Absent in reports made before it existed.',
+          'Which driver judged, and how entailments were obtained: rules (built-in), logprobs (P(supported) from the endpoint), verdict (1 or 0), mixed, classifier (P(entailment) from a local cross-encoder, ASSAY_JUDGE=onnx). Absent in reports made before it existed.',
       },
     ),
   ),
@@ -257,6 +319,33 @@ export const DeliveryQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The query of a download (GET {web_url}/api/orders/{order_id}/content): the format, and, for a signed link handed out
+ * as a delivery's download_url, the four parts that stand in for a bearer token (docs/purchases.md, Signed links).
+ */
+export const DownloadQuery = Type.Object(
+  {
+    format: DeliveryQuery.properties.format,
+    expires: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 2 ** 40, description: 'Signed link: when it stops working, Unix seconds.' }),
+    ),
+    agent: Type.Optional(Uuid('Signed link: the agent that was handed it (its receipts name that agent).')),
+    key: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9_-]{1,64}$',
+        description: 'Signed link: the id of the key it is signed with.',
+      }),
+    ),
+    signature: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9_-]{43}$',
+        description: 'Signed link: base64url HMAC-SHA256 of the order id, format, agent, expiry and key id.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const OrderContent = Type.Object(
   {
     order_id: Uuid(),
@@ -275,7 +364,11 @@ export const OrderContent = Type.Object(
     }),
     byte_length: Type.Integer({ minimum: 0 }),
     renderer: Type.Union([Type.String(), Type.Null()], { description: 'pdf: the renderer version; md: null.' }),
-    download_url: Type.String({ format: 'uri', description: 'The same bytes, raw, for the same bearer token.' }),
+    download_url: Type.String({
+      format: 'uri',
+      description:
+        'The same bytes, raw, at a signed link that needs no bearer token and expires (ASSAY_DOWNLOAD_LINK_TTL_SECONDS, 15 minutes by default); ask this route again for a fresh one.',
+    }),
     receipt_id: Type.Union([Uuid(), Type.Null()], {
       description: 'The signed delivery receipt this delivery recorded; null for a HEAD, which delivers nothing.',
     }),
@@ -294,7 +387,7 @@ export const DeliveryReceipt = Type.Object({
     artifact_id: Uuid(),
     edition_id: Uuid(),
     buyer_principal_id: Uuid(),
-    agent_id: Uuid('The agent whose token fetched the content.'),
+    agent_id: Uuid('The agent whose token fetched the content, or to which the signed link used was handed.'),
     format: Format,
     media_type: Type.String(),
     content_hash: Sha256,
@@ -391,7 +484,10 @@ export const TopUpResult = Type.Object({
 });
 
 export const Balance = Type.Object({
-  balance_cents: Type.Integer({ description: 'Available credits, in cents (held escrow excluded).' }),
+  balance_cents: Type.Integer({
+    description:
+      'Available credits, in cents (held escrow excluded). Negative after a card top-up was refunded or disputed at the processor once its credits were spent: purchases and payouts wait until a top-up pays it back.',
+  }),
   currency: Type.Literal('credit'),
 });
 
@@ -402,6 +498,10 @@ export const LedgerEntryType = Type.Union([
   Type.Literal('escrow_released'),
   Type.Literal('escrow_refunded'),
   Type.Literal('payout_accrued'),
+  Type.Literal('topup_refunded'),
+  Type.Literal('topup_disputed'),
+  Type.Literal('dispute_won'),
+  Type.Literal('dispute_lost'),
 ]);
 export const LedgerEntry = Type.Object({
   id: Uuid('Stable id: the id of the ledger fact.'),
@@ -461,6 +561,9 @@ export const EventType = Type.Union([
   Type.Literal('order.state_changed'),
   Type.Literal('topup.credited'),
   Type.Literal('topup.failed'),
+  Type.Literal('topup.refunded'),
+  Type.Literal('topup.disputed'),
+  Type.Literal('topup.dispute_closed'),
   Type.Literal('payout.paid'),
   Type.Literal('payout.failed'),
   Type.Literal('subscription.state_changed'),
@@ -473,6 +576,7 @@ export const EventType = Type.Union([
   Type.Literal('context.published'),
   Type.Literal('context.unpublished'),
   Type.Literal('webhook.disabled'),
+  Type.Literal('webhook.test'),
 ]);
 export const OutboxEvent = Type.Object({
   id: Type.String({ description: 'Stable event id; receivers deduplicate by it.' }),
@@ -497,6 +601,11 @@ export const MandateRecord = Type.Object({
    */
   minFloor: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   minJudgeVersion: Type.Union([Type.String(), Type.Null()]),
+  /**
+   * The lowest measured specificity of the judge (on the reference set) a purchase's edition may be judged by; null
+   * or absent (mandates set before it existed): any judge.
+   */
+  minJudgeSpecificity: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()])),
   rejectOpenJudgeErrata: Type.Boolean(),
   /**
    * A purchase priced above this many cents waits for the principal's approval (pending_approval); null or absent
@@ -529,26 +638,25 @@ const ApprovalAbove = Type.Union([Type.Integer({ minimum: 0, maximum: centsMax }
     "A purchase priced above this many cents is not charged but waits for the principal's approval (pending_approval, docs/fleet.md); null (the default) lets every purchase within the mandate through.",
 });
 const JudgeVersion = Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'A judge version such as 1.2.0.' });
+const MinJudgeSpecificity = Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
+  description:
+    "The lowest specificity the judge of a purchase's edition may have measured on the reference set (docs/verification.md, Judge quality); a judge with no published figures (a model judge) does not meet any. Refused with judge_version_rejected. null (the default): any judge.",
+});
+/** The properties of the rules a mandate may set besides its cap: optional in a new mandate and in a change. */
+const mandateRuleProperties = {
+  min_trust: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  min_floor: Type.Optional(MinFloor),
+  min_judge_version: Type.Optional(Type.Union([JudgeVersion, Type.Null()])),
+  min_judge_specificity: Type.Optional(MinJudgeSpecificity),
+  reject_open_judge_errata: Type.Optional(Type.Boolean()),
+  approval_above_cents: Type.Optional(ApprovalAbove),
+};
 export const CreateMandateRequest = Type.Object(
-  {
-    per_item_cap_cents: Type.Integer({ minimum: 0, maximum: centsMax }),
-    min_trust: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    min_floor: Type.Optional(MinFloor),
-    min_judge_version: Type.Optional(Type.Union([JudgeVersion, Type.Null()])),
-    reject_open_judge_errata: Type.Optional(Type.Boolean()),
-    approval_above_cents: Type.Optional(ApprovalAbove),
-  },
+  { per_item_cap_cents: Type.Integer({ minimum: 0, maximum: centsMax }), ...mandateRuleProperties },
   { additionalProperties: false },
 );
 export const ChangeMandateRequest = Type.Object(
-  {
-    per_item_cap_cents: Type.Optional(Type.Integer({ minimum: 0, maximum: centsMax })),
-    min_trust: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    min_floor: Type.Optional(MinFloor),
-    min_judge_version: Type.Optional(Type.Union([JudgeVersion, Type.Null()])),
-    reject_open_judge_errata: Type.Optional(Type.Boolean()),
-    approval_above_cents: Type.Optional(ApprovalAbove),
-  },
+  { per_item_cap_cents: Type.Optional(Type.Integer({ minimum: 0, maximum: centsMax })), ...mandateRuleProperties },
   { additionalProperties: false, minProperties: 1 },
 );
 export const MandateIdParams = Type.Object({ mandate_id: Uuid() }, { additionalProperties: false });
@@ -788,7 +896,7 @@ export const EventIdParams = Type.Object(
 export const NoParams = Type.Object({}, { additionalProperties: false });
 
 export const HealthAlert = Type.Object({
-  kind: Type.Literal('projection_parked'),
+  kind: Type.Union([Type.Literal('projection_parked'), Type.Literal('projection_stalled')]),
   subject: Type.String(),
   message: Type.String(),
   count: Type.Integer({ minimum: 1 }),
@@ -835,6 +943,8 @@ export type VerificationReportT = Static<typeof VerificationReport>;
 export type ClaimT = Static<typeof Claim>;
 export type ErratumT = Static<typeof Erratum>;
 export type TrustT = Static<typeof Trust>;
+export type JudgeQualityT = Static<typeof JudgeQuality>;
+export type TrustJudgeT = Static<typeof TrustJudge>;
 export type SearchItemT = Static<typeof SearchItem>;
 export type BalanceT = Static<typeof Balance>;
 export type LedgerEntryT = Static<typeof LedgerEntry>;

@@ -176,5 +176,6 @@ export function templateVariables(template: string): string[] {
 
 /** The template with every variable replaced by its value, in one pass (a value's own braces stay as they are). */
 export function renderTemplate(template: string, values: Record<string, string>): string {
-  return template.replace(placeholder, (whole, name: string) => values[name] ?? whole);
+  // Own properties only: `{{constructor}}` is a variable with no value, not Object's constructor.
+  return template.replace(placeholder, (whole, name: string) => (Object.hasOwn(values, name) ? values[name]! : whole));
 }

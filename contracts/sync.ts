@@ -84,10 +84,11 @@ export interface SyncForgetResult {
   usage: { bytes: number; blobs: number; quota_bytes: number };
 }
 
-/** What the scan can find (docs/sync.md, Injection scan). The first three refuse the commit; the rest flag it. */
+/** What the scan can find (docs/sync.md, Injection scan). The first four refuse the commit; the rest flag it. */
 export const syncFindingTypes = {
   absolute_path: 'refuse',
   path_traversal: 'refuse',
+  path_through_symlink: 'refuse',
   symlink_escape: 'refuse',
   model_instruction: 'flag',
   bidi_override: 'flag',
@@ -165,14 +166,31 @@ export interface SyncBlobUpload {
   discard(): Promise<void>;
 }
 
+/**
+ * The start of an upload: the owner holds the blob already (the body is thrown away), or `size` bytes of its quota
+ * are reserved for it under `reservation` until it is recorded or discarded (docs/sync.md, Quota and limits).
+ */
+export type SyncBlobBegun = { held: true } | { held: false; reservation: string };
+
 /** What the gateway's sync face asks; one principal's data, always. */
 export interface SyncPort {
-  /** Before an upload: whether the owner holds the blob already, or whether it may add `size` bytes. */
-  blobBegin(principalId: string, digest: string, size: number): Promise<SyncResult<{ held: boolean }>>;
-  /** A new upload's sink (a temporary file in the store). */
-  blobUpload(): Promise<SyncBlobUpload>;
-  /** Record that the owner holds a blob that was received and checked (counted against its quota). */
-  blobRecord(principalId: string, digest: string, size: number): Promise<SyncResult<{ size: number }>>;
+  /** Before an upload: whether the owner holds the blob already, or else reserve `size` bytes of its quota. */
+  blobBegin(principalId: string, digest: string, size: number): Promise<SyncResult<SyncBlobBegun>>;
+  /**
+   * A new upload's sink (a temporary file in the store). It keeps `reservation` alive while bytes arrive, and
+   * `discard` releases it.
+   */
+  blobUpload(reservation: string): Promise<SyncBlobUpload>;
+  /**
+   * Record that the owner holds a blob that was received, checked and kept (counted against its quota, in place of
+   * its reservation). A refused blob's file is deleted unless someone else holds or is uploading it.
+   */
+  blobRecord(
+    principalId: string,
+    digest: string,
+    size: number,
+    reservation: string,
+  ): Promise<SyncResult<{ size: number }>>;
   /** The owner's blob, for download; null when the owner does not hold it. */
   blobRead(principalId: string, digest: string): Promise<{ size: number; stream: Readable } | null>;
   manifest(principalId: string, digests: string[]): Promise<{ missing: string[] }>;

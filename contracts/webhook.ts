@@ -25,7 +25,14 @@ export const WebhookRecord = Type.Object({
 });
 export type WebhookRecord = Static<typeof WebhookRecord>;
 
-const Name = Type.String({ minLength: 1, maxLength: 200 });
+/** An event type's name (`order.state_changed`, ...). */
+export type EventTypeName = Static<typeof EventType>;
+/** Every event type, in the order the schema declares them: what a webhook may take. */
+export const eventTypeNames: readonly EventTypeName[] = EventType.anyOf.map((t) => t.const);
+
+/** A webhook's name: at most this many characters. */
+export const webhookNameCharsMax = 200;
+const Name = Type.String({ minLength: 1, maxLength: webhookNameCharsMax });
 const Url = Type.String({ minLength: 1, maxLength: webhookUrlCharsMax, description: 'An https:// URL.' });
 const Events = Type.Array(EventType, {
   minItems: 1,

@@ -3,9 +3,28 @@
 // texts; what the library said, and the subject, go to the log with the request id.
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
-import type { BusReply, BusRequest, InProcessActors, ReceivedReply } from '../contracts/index.ts';
-import { decodeReply, errorReply, InProcessTimeout, natsFailure, replyPartsHeader } from '../contracts/index.ts';
-import { injectTrace, timeNatsRequest, tracingOn } from '../contracts/index.ts';
+import type {
+  Answer,
+  BusReply,
+  BusRequest,
+  Caller,
+  InProcessActors,
+  InternalOpId,
+  Names,
+  ReceivedReply,
+  RequestOf,
+} from '../contracts/index.ts';
+import {
+  answerOf,
+  decodeReply,
+  errorReply,
+  InProcessTimeout,
+  internalRequest,
+  natsFailure,
+  replyPartsHeader,
+  subjectOf,
+} from '../contracts/index.ts';
+import { injectTrace, timeNatsRequest, tracingOn } from './telemetry.ts';
 
 const encoder = new TextEncoder();
 
@@ -22,6 +41,8 @@ export class GatewayBus {
     private readonly log: Logger,
     /** The actor host of this process, when it runs one: its shards' requests skip the round trip to nats-server. */
     private readonly inProcess: InProcessActors | null = null,
+    /** The deployment's subjects, for `ask`. */
+    private readonly names: Names | null = null,
   ) {
     this.timedOut = `no answer within ${timeoutMs} ms; a retry with the same Idempotency-Key is safe`;
     void (async () => {
@@ -34,6 +55,22 @@ export class GatewayBus {
 
   isConnected(): boolean {
     return this.connected && !this.nc.isClosed();
+  }
+
+  /**
+   * One internal operation, its body and its answer typed from its row (contracts/ask.ts): sent to its service, or
+   * to the actor `actorId` of its kind. `caller`: who it acts for (a principal acting as itself, see `ownCaller`).
+   */
+  async ask<Id extends InternalOpId>(
+    op: Id,
+    body: RequestOf<Id>['body'],
+    o: { requestId: string; caller?: Caller | null; actorId?: string; inParts?: boolean; timeoutMs?: number },
+  ): Promise<Answer<Id>> {
+    if (!this.names) throw new Error('this bus was made without the deployment names it needs to ask');
+    const subject = subjectOf(this.names, op, o.actorId);
+    const request = internalRequest(op, body, { requestId: o.requestId, caller: o.caller ?? null });
+    const { reply } = await this.requestWire(subject, request, o.inParts ?? false, o.timeoutMs ?? this.timeoutMs);
+    return answerOf(op, reply);
   }
 
   async request(subject: string, req: BusRequest): Promise<BusReply> {
@@ -118,3 +155,11 @@ export function subjectFamily(subject: string): string {
 }
 
 const refused = (message: string): ReceivedReply => ({ reply: errorReply('unavailable', message, 1), rawBody: null });
+
+/**
+ * A principal acting as itself (the account page, the context-file API, device sync): no agent of its own, so its
+ * agent id is its principal id, and the scopes are the face's to decide (the operation runs as the owner).
+ */
+export function ownCaller(principalId: string): Caller {
+  return { principalId, agentId: principalId, scopes: [], sandbox: false };
+}

@@ -4,7 +4,7 @@
 import { hash } from 'node:crypto';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
-import type { TSchema } from 'typebox';
+import type { Static, TSchema } from 'typebox';
 import {
   type BusReply,
   type Caller,
@@ -24,7 +24,8 @@ import {
 } from '../contracts/index.ts';
 import type { GatewayBus } from './bus.ts';
 import type { RateLimiter } from './rate-limiter.ts';
-import type { TokenFace, TokenVerifier } from './tokens.ts';
+import type { Authenticator } from './authenticator.ts';
+import type { TokenFace } from './tokens.ts';
 
 export type BodyInput = { kind: 'none' } | { kind: 'raw'; text: string } | { kind: 'value'; value: unknown };
 
@@ -88,7 +89,7 @@ export interface PipelineDeps {
   names: Names;
   baseUrl: string;
   bus: GatewayBus;
-  verifier: TokenVerifier;
+  auth: Authenticator;
   /** The agent routes' rate limits (gateway/rate-limiter.ts). */
   limiter: RateLimiter;
 }
@@ -119,6 +120,8 @@ export class Pipeline {
   async run(input: CallInput): Promise<CallResult> {
     // 2. Authentication (public operations have none).
     let caller: Caller | null = null;
+    // A signed link stands in for the token; the service that owns what it signs checks it (docs/purchases.md).
+    if (input.op.signedLink && input.query.signature !== undefined) return this.validateAndDispatch(null, input);
     if (input.op.scope !== null) {
       const auth = await this.authenticate(input.token, input.face);
       if (!auth.ok) return auth.refusal;
@@ -159,6 +162,43 @@ export class Pipeline {
     const result = await this.validateAndDispatch(caller, input);
     Object.assign(result.headers, verdict.headers);
     return result;
+  }
+
+  /**
+   * Run an operation for a caller a face established itself (the account page, as the signed-in person), and take
+   * its answer as the operation's output: checked against the row's output schema, so what the page reads is what
+   * the schema declares (a body that does not match is a bug, and throws).
+   */
+  async callAs<T extends TSchema>(
+    caller: Caller,
+    op: Operation & { output: T },
+    o: {
+      params?: Record<string, string>;
+      query?: Record<string, unknown>;
+      body?: unknown;
+      idempotencyKey?: string;
+      requestId: string;
+      clientAddress: string;
+      /** An internal operation answering in the row's place, as the MCP events resource does (`events.latest`). */
+      dispatchAs?: InternalOpId;
+    },
+  ): Promise<{ ok: true; status: number; body: Static<T> } | { ok: false; status: number; error: ErrorBody }> {
+    const r = await this.runAs(caller, {
+      ...(o.dispatchAs ? { dispatchAs: o.dispatchAs } : {}),
+      op,
+      token: undefined,
+      params: o.params ?? {},
+      query: o.query ?? {},
+      body: o.body === undefined ? { kind: 'none' } : { kind: 'value', value: o.body },
+      idempotencyKey: o.idempotencyKey,
+      requestId: o.requestId,
+      clientAddress: o.clientAddress,
+    });
+    if (r.error) return { ok: false, status: r.status, error: r.error };
+    const body: unknown = r.body;
+    const output: T = op.output;
+    if (!Value.Check(output, body)) throw new Error(`${op.id} answered a body its output schema refuses`);
+    return { ok: true, status: r.status, body };
   }
 
   /** Steps 4 to 7: validation, Idempotency-Key, dispatch, reply mapping. */
@@ -247,10 +287,9 @@ export class Pipeline {
         refusal: this.refuse('unauthorized', 'send Authorization: Bearer <token>', undefined, this.challenge()),
       };
     }
-    let caller: Caller | null;
-    try {
-      caller = await this.d.verifier.verify(token, face);
-    } catch {
+    const r = await this.d.auth.token(token, face);
+    if (r.ok) return { ok: true, caller: r.who.caller };
+    if (r.failure.kind === 'unavailable') {
       return {
         ok: false,
         refusal: this.refuse('unavailable', 'token keys are not available yet; retry shortly', undefined, {
@@ -258,18 +297,15 @@ export class Pipeline {
         }),
       };
     }
-    if (!caller) {
-      return {
-        ok: false,
-        refusal: this.refuse(
-          'unauthorized',
-          'the bearer token is invalid or expired',
-          undefined,
-          this.challenge('invalid_token'),
-        ),
-      };
-    }
-    return { ok: true, caller };
+    return {
+      ok: false,
+      refusal: this.refuse(
+        'unauthorized',
+        'the bearer token is invalid or expired',
+        undefined,
+        this.challenge('invalid_token'),
+      ),
+    };
   }
 
   fromReply(reply: BusReply, ifNoneMatch?: string, rawBody: Uint8Array | string | null = null): CallResult {

@@ -7,7 +7,7 @@
 // number of bus requests: with 10 s, bench:purchases' 1,000 principals ask about 100 times a second beside 3,000
 // purchases, and spending a held token takes about 0.3 µs.
 import type { Logger } from 'pino';
-import type { Caller, Names, RateClass, ReplyOf } from '../contracts/index.ts';
+import type { Caller, Names, RateClass } from '../contracts/index.ts';
 import type { GatewayBus } from './bus.ts';
 
 /** What the limiter decided for one call: spend allowed or not, and what the response headers say. */
@@ -77,9 +77,14 @@ export class RateLimiter {
     clearInterval(this.sweep);
   }
 
-  /** Spend one token of `rateClass` for the caller's agent and principal: at once when the gateway holds one. */
-  take(caller: Caller, rateClass: RateClass): RateVerdict | Promise<RateVerdict> {
-    const key = `${caller.principalId} ${caller.agentId} ${rateClass}`;
+  /**
+   * Spend one token of `rateClass` for the caller's agent and principal (`per: 'agent'`), or for its principal as a
+   * whole (`per: 'principal'`: the context-file API's and device sync's hourly rates, whoever calls): at once when
+   * the gateway holds one.
+   */
+  take(caller: Caller, rateClass: RateClass, per: 'agent' | 'principal' = 'agent'): RateVerdict | Promise<RateVerdict> {
+    const agentId = per === 'agent' ? caller.agentId : null;
+    const key = `${caller.principalId} ${agentId ?? '*'} ${rateClass}`;
     const lease = this.leases.get(key);
     if (lease !== undefined && lease.pending === null) {
       const now = this.d.nowMs();
@@ -89,10 +94,15 @@ export class RateLimiter {
       }
       if (now < lease.deniedUntilMs) return this.verdict(lease, false, now);
     }
-    return this.takeAfterAsking(key, caller, rateClass);
+    return this.takeAfterAsking(key, caller, agentId, rateClass);
   }
 
-  private async takeAfterAsking(key: string, caller: Caller, rateClass: RateClass): Promise<RateVerdict> {
+  private async takeAfterAsking(
+    key: string,
+    caller: Caller,
+    agentId: string | null,
+    rateClass: RateClass,
+  ): Promise<RateVerdict> {
     let lease = this.leases.get(key);
     if (!lease) {
       lease = {
@@ -122,7 +132,7 @@ export class RateLimiter {
           return this.verdict(lease, true, now);
         }
         if (now < lease.deniedUntilMs) return this.verdict(lease, false, now);
-        lease.pending = this.ask(lease, caller, rateClass).finally(() => {
+        lease.pending = this.ask(lease, caller, agentId, rateClass).finally(() => {
           lease.pending = null;
         });
       }
@@ -132,27 +142,25 @@ export class RateLimiter {
   }
 
   /** One request to the principal's actor for a batch, giving back what the expired one left. */
-  private async ask(lease: Lease, caller: Caller, rateClass: RateClass): Promise<void> {
+  private async ask(lease: Lease, caller: Caller, agentId: string | null, rateClass: RateClass): Promise<void> {
+    const { principalId, sandbox } = caller;
     const giveBack = Math.floor(lease.tokens);
     lease.tokens = 0;
-    const reply = await this.d.bus.request(this.d.names.actorSubject('principal', caller.principalId), {
-      op: 'rate.lease',
+    const body = { agentId, rateClass, want: Math.max(lease.batch, lease.waiting), giveBack, sandbox };
+    const answer = await this.d.bus.ask('rate.lease', body, {
       requestId: 'rate-lease',
-      caller: null,
-      params: {},
-      query: {},
-      body: { agentId: caller.agentId, rateClass, want: Math.max(lease.batch, lease.waiting), giveBack },
+      actorId: principalId,
     });
     const now = this.d.nowMs();
-    if (!reply.ok) {
+    if (!answer.ok) {
       // The actor cannot be asked (its shard is moving, NATS is down): let one batch a second through rather than
       // refuse every call; the call itself meets the same outage and answers for it.
-      this.d.log.warn({ principalId: caller.principalId, error: reply.error }, 'rate-limit batch not granted');
+      this.d.log.warn({ principalId, error: answer.reply.error }, 'rate-limit batch not granted');
       lease.tokens = lease.batch;
       lease.expiresAtMs = now + unreachableGraceMs;
       return;
     }
-    const r = reply.body as ReplyOf<'rate.lease'>;
+    const r = answer.body;
     lease.tokens = r.granted;
     lease.expiresAtMs = now + this.d.leaseMs;
     lease.limit = r.limit;

@@ -1,37 +1,41 @@
-// The agent API's HTTP face: routes each request of the listener (gateway/http/) to a pipeline call, the MCP
-// endpoint or a document the gateway serves itself, and words every refusal as the typed error object. The pieces
-// it runs (pipeline, MCP endpoint, bus, the health alerts bucket) are built by the composition root (cli/roles.ts).
-import type { KV } from '@nats-io/kv';
+// The gateway: its two listeners (gateway/http/), each with one front door (gateway/door/) compiled over the rows of
+// every face it serves, and the agent API's face itself: an operation row becomes a pipeline call, the MCP endpoint
+// or a document the gateway serves. The pieces it runs (pipeline, MCP endpoint, bus, the faces, the health alerts
+// bucket) are built by the composition root (cli/roles.ts).
 import type { Logger } from 'pino';
 import type { HttpRequest } from 'uWebSockets.js';
 import {
   assertOperationTable,
   type Config,
   type Operation,
-  okfExportPath,
   operations,
   syncPathPrefix,
   schemas,
-  transportStatus,
 } from '../contracts/index.ts';
 import type { GatewayBus } from './bus.ts';
 import { type Deprecation, deprecationsOf, withDeprecationHeaders } from './deprecation.ts';
 import { errorsPage, markdownDocument } from './docs.ts';
-import { HealthAlerts } from './health.ts';
+import { type HealthBucket, HealthAlerts } from './health.ts';
 import { Admission } from './http/admission.ts';
-import { type Exchange, type Reply, type TransportRefusal, transportRefusalMessage } from './http/exchange.ts';
+import { forwardedClientAddress, forwardedEntries } from './http/client-address.ts';
+import { type Miss, missReply } from './door/dialects.ts';
+import { Door, type PathSpace } from './door/door.ts';
+import { type Dialect, type Matched, operationRow, type RouteRow } from './door/route.ts';
+import type { Exchange } from './http/exchange.ts';
 import { HttpListener } from './http/listener.ts';
 import type { McpEndpoint } from './mcp/endpoint.ts';
-import { openApiDocument } from './openapi.ts';
+import { agentOpenApiDocument } from './openapi/agent.ts';
 import { type BodyInput, bearerToken, type CallInput, type CallResult, type Pipeline } from './pipeline.ts';
 import type { RevokedSet } from './revocations.ts';
-import { compileRouter } from './router.ts';
-import { type ContextFace, contextTransportRefusal } from './context/face.ts';
+import { type ContextFace, contextPrefixes } from './context/face.ts';
+import type { ContextBase } from './context/routes.ts';
 import type { OkfExport } from './context/okf.ts';
 import type { SyncFace } from './sync/face.ts';
 import type { WebFace } from './web/face.ts';
+import type { X402Face } from './x402/face.ts';
+import { wantsPage } from './web/landing.ts';
 import { protectedResourceMetadata } from './web/oauth-routes.ts';
-import { countRequest, inSpan, SpanKind } from '../contracts/index.ts';
+import { countRequest, inSpan, SpanKind } from './telemetry.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -39,8 +43,8 @@ export interface GatewayOptions {
   pipeline: Pipeline;
   bus: GatewayBus;
   mcp: McpEndpoint;
-  /** The `<ns>_health` bucket, watched for the alerts /healthz shows. */
-  health: KV;
+  /** The `<ns>_health` bucket, watched (and read) for the alerts /healthz shows. */
+  health: HealthBucket;
   /** The OAuth server's endpoints and the people's pages (gateway/web/), on the same listener. */
   web: WebFace;
   /** The context-file API: under /api/v1 here, and on its own listener (ASSAY_API_PORT) under /v1. */
@@ -49,6 +53,8 @@ export interface GatewayOptions {
   okf: OkfExport;
   /** Device sync under `{web_url}/api/sync/` (docs/sync.md). */
   sync: SyncFace;
+  /** The x402 rail under `/x402/` (docs/x402.md). */
+  x402: X402Face;
   /** Revoked OAuth grants and tokens, loaded before the gateway listens. */
   revoked: RevokedSet;
   /** The clock a deprecated operation's Sunset date is compared with. */
@@ -67,7 +73,10 @@ export class Gateway {
   private readonly listener: HttpListener;
   private readonly apiListener: HttpListener;
   private readonly alerts: HealthAlerts;
-  private readonly match: ReturnType<typeof compileRouter<Operation>>;
+  /** `{base_url}` and `{web_url}`: every face's rows under one router. */
+  private readonly door: Door;
+  /** `{api_url}`: the context-file API under /v1, and nothing else. */
+  private readonly apiDoor: Door;
   private readonly pipeline: Pipeline;
   private readonly openapiJson: string;
   private readonly errorsHtml = errorsPage();
@@ -80,38 +89,53 @@ export class Gateway {
   /** Per-request access lines are debug level; checked once so the hot path pays nothing when they are off. */
   private readonly accessLog: boolean;
   private closing: Promise<void> | null = null;
+  /** Pages served on an operation's own path to a browser that asks for HTML, by `GET <path>`. */
+  private readonly pagesOnOperations = new Map<string, RouteRow>();
 
   constructor(private readonly o: GatewayOptions) {
     const table: readonly Operation[] = o.operations ?? operations;
     assertOperationTable(table);
     const { config } = o;
-    this.match = compileRouter(table);
+    const rows = this.rows(table);
+    this.door = new Door({
+      rows,
+      spaces: pathSpaces(rows),
+      fallback: 'agent',
+      urls: { baseUrl: config.baseUrl, webUrl: config.webUrl },
+      operation: (x, req, op, m) => this.serveOperation(x, req, op, m),
+      miss: (dialect, x, req, miss) => this.miss(dialect, x, req, miss, 'web'),
+    });
+    this.apiDoor = new Door({
+      rows: o.context.rows('api'),
+      spaces: [{ prefix: contextPrefixes.api, dialect: 'context' }],
+      fallback: 'context',
+      urls: { baseUrl: config.baseUrl, webUrl: config.webUrl },
+      miss: (dialect, x, req, miss) => this.miss(dialect, x, req, miss, 'api'),
+    });
     this.deprecations = deprecationsOf(table, config.baseUrl);
     this.pipeline = o.pipeline;
     this.accessLog = o.log.isLevelEnabled('debug');
-    this.openapiJson = JSON.stringify(openApiDocument(table, config.baseUrl, o.web.routes));
+    this.openapiJson = JSON.stringify(agentOpenApiDocument(table, config.baseUrl, o.web.routes));
     this.protectedResourceJson = JSON.stringify(protectedResourceMetadata(config, config.baseUrl, 'Assay agent API'));
     this.alerts = new HealthAlerts(o.health, o.log);
     this.admission = new Admission(config.inflightMax);
-    this.listener = new HttpListener({
+    this.listener = this.listenerFor(config.port, this.door);
+    this.apiListener = this.listenerFor(config.apiPort, this.apiDoor);
+  }
+
+  /** A listener on `port` whose every request goes through `door`, sharing the process's in-flight limit. */
+  private listenerFor(port: number, door: Door): HttpListener {
+    const { config, log } = this.o;
+    return new HttpListener({
       host: config.host,
-      port: config.port,
+      port,
       bodyBytesMax: config.bodyBytesMax,
       bodyReadTimeoutMs: config.bodyReadTimeoutMs,
       bodyDiscardBytesMax: config.bodyDiscardBytesMax,
       admission: this.admission,
-      refusal: (r) => this.transportRefusal(r),
-      serve: (x, req) => this.onRequest(x, req),
-    });
-    this.apiListener = new HttpListener({
-      host: config.host,
-      port: config.apiPort,
-      bodyBytesMax: config.bodyBytesMax,
-      bodyReadTimeoutMs: config.bodyReadTimeoutMs,
-      bodyDiscardBytesMax: config.bodyDiscardBytesMax,
-      admission: this.admission,
-      refusal: contextTransportRefusal,
-      serve: (x, req) => this.onApiRequest(x, req),
+      refusal: door.refusal,
+      unsafeHeader: (err) => log.error({ err }, 'response refused: unsafe header'),
+      serve: (x, req) => door.serve(x, req),
     });
   }
 
@@ -154,61 +178,67 @@ export class Gateway {
     return this.closing;
   }
 
-  /** `{api_url}`: the context-file API under /v1, and nothing else. */
-  private onApiRequest(x: Exchange, req: HttpRequest): void {
-    const path = req.getUrl();
-    if (path === contextApiPrefix || path.startsWith(`${contextApiPrefix}/`)) {
-      this.o.context.handle(x, req, 'api', path.slice(contextApiPrefix.length));
-      return;
+  /** Every row this listener serves: the operation table's, then the web face's, the context-file API's, the export's and sync's. */
+  private rows(table: readonly Operation[]): RouteRow[] {
+    const operationKeys = new Set(table.map((op) => `${op.method} ${op.path}`));
+    const web = this.o.web.rows({
+      refuseProblem: (x, problem) => this.reply(x, this.pipeline.refuse('validation_failed', problem)),
+      clientAddress: (x, req) => this.clientAddress(x, req),
+    });
+    // A page on an operation's own method and path (the landing page on `/`, the MCP endpoint's path) is served to
+    // a browser that asks for HTML, from the operation's row (serveOperation); it is not a row of its own.
+    for (const row of web) {
+      if (operationKeys.has(`${row.method} ${row.path}`)) this.pagesOnOperations.set(`${row.method} ${row.path}`, row);
     }
-    x.sendJson(404, null, { error: 'not_found', message: `the context-file API is served under ${contextApiPrefix}` });
+    return [
+      ...table.map(operationRow),
+      ...web.filter((row) => !operationKeys.has(`${row.method} ${row.path}`)),
+      ...this.o.context.rows('web'),
+      this.o.okf.row(),
+      ...this.o.sync.rows(),
+      ...this.o.x402.rows(),
+    ];
   }
 
-  private onRequest(x: Exchange, req: HttpRequest): void {
-    const path = req.getUrl();
-    if (path === contextWebPrefix || path.startsWith(`${contextWebPrefix}/`)) {
-      this.o.context.handle(x, req, 'web', path.slice(contextWebPrefix.length));
-      return;
-    }
-    if (path === okfExportPath) {
-      this.o.okf.handle(x, req);
-      return;
-    }
-    if (path.startsWith(syncPathPrefix)) {
-      this.o.sync.handle(x, req, path);
-      return;
-    }
-    const m = this.match(x.method, path);
-    if (m.kind === 'none') {
-      const w = this.o.web.serves(x.method, path);
-      if (w.kind === 'found') {
-        if (w.problem) {
-          this.reply(x, this.pipeline.refuse('validation_failed', w.problem));
-          return;
-        }
-        this.o.web.handle(x, req, w.route, w.params, this.clientAddress(x, req));
+  /** The rows of the listeners, for the spine tests and the documents. */
+  get routeRows(): { web: readonly RouteRow[]; api: readonly RouteRow[] } {
+    return { web: this.door.rows, api: this.apiDoor.rows };
+  }
+
+  /**
+   * A path or method no row serves, in its dialect. The context-file API answers after authentication (its misses
+   * spend the caller's rate like its routes); outside its prefix the `{api_url}` listener has nothing.
+   */
+  private miss(dialect: Dialect, x: Exchange, req: HttpRequest, miss: Miss, base: ContextBase): void {
+    if (dialect === 'context') {
+      if (miss.space === null) {
+        const message = `the context-file API is served under ${contextPrefixes.api}`;
+        x.sendJson(404, null, { error: 'not_found', message });
         return;
       }
-      if (w.kind === 'wrong_method') {
-        const result = this.pipeline.refuse('not_found', `${x.method} is not served on ${path}; it accepts ${w.allow}`);
-        result.headers.allow = w.allow;
-        this.reply(x, result);
+      this.o.context.handle(
+        x,
+        req,
+        base,
+        miss.allow === null ? { kind: 'none' } : { kind: 'wrong_method', allow: miss.allow },
+      );
+      return;
+    }
+    const r = missReply(dialect, miss, { baseUrl: this.o.config.baseUrl, webUrl: this.o.config.webUrl });
+    x.send(r.status, r.headers, r.contentType, r.body);
+  }
+
+  /** A row of the operation table: past its sunset it is gone; the MCP endpoint, a document, or the pipeline. */
+  private serveOperation(x: Exchange, req: HttpRequest, op: Operation, m: Matched): void {
+    // `/` is the MCP endpoint's path too: a browser navigating there asks for HTML and gets the landing page; an MCP
+    // client or API caller never asks for text/html, so its answers stay the endpoint's (gateway/web/landing.ts).
+    if (this.pagesOnOperations.size > 0 && (x.method === 'GET' || x.head)) {
+      const page = this.pagesOnOperations.get(`GET ${op.path}`);
+      if (page?.dispatch.kind === 'local' && wantsPage(req.getHeader('accept'))) {
+        page.dispatch.serve(x, req, m);
         return;
       }
     }
-    if (m.kind !== 'found') {
-      // HEAD answers as GET would, down to the length of the message.
-      const method = x.head ? 'GET' : x.method;
-      const message =
-        m.kind === 'wrong_method'
-          ? `${method} is not served on ${path}; it accepts ${m.allow}`
-          : `no route ${method} ${path}`;
-      const result = this.pipeline.refuse('not_found', message);
-      if (m.kind === 'wrong_method') result.headers.allow = m.allow;
-      this.reply(x, result);
-      return;
-    }
-    const op = m.route;
     const deprecation = this.deprecations.size === 0 ? undefined : this.deprecations.get(op.id);
     if (deprecation && this.o.nowMs() >= deprecation.sunsetMs) {
       // Past its sunset the route is gone, as an unknown route is: before authentication, naming its replacement.
@@ -318,41 +348,33 @@ export class Gateway {
     else x.send(200, headers, 'text/html; charset=utf-8', this.errorsHtml);
   }
 
-  /** The I/O layer's refusals, as the typed error object (REST and MCP alike). */
-  private transportRefusal(r: TransportRefusal): Reply {
-    const message = transportRefusalMessage(r);
-    const result =
-      r.kind === 'at_capacity'
-        ? this.pipeline.refuse('unavailable', message, undefined, { 'retry-after': '1' })
-        : this.pipeline.refuse(
-            'validation_failed',
-            message,
-            r.kind === 'body_too_large'
-              ? transportStatus.bodyTooLarge
-              : r.kind === 'body_timeout'
-                ? transportStatus.bodyReadTimeout
-                : transportStatus.malformedJson,
-          );
-    return {
-      status: result.status,
-      headers: result.headers,
-      contentType: 'application/json',
-      body: JSON.stringify(result.body),
-    };
-  }
-
   private clientAddress(x: Exchange, req: HttpRequest): string {
-    if (this.o.config.trustProxy) {
-      const forwarded = req.getHeader('x-forwarded-for').split(',')[0]?.trim();
-      if (forwarded) return forwarded;
+    const hops = this.o.config.trustProxy;
+    if (hops > 0) {
+      const forwarded = forwardedClientAddress(forwardedEntries(req), hops);
+      if (forwarded !== null) return forwarded;
     }
     return Buffer.from(x.res.getRemoteAddressAsText()).toString();
   }
 }
 
-/** Where the context-file API is served: `{web_url}/api/v1` on this listener, `{api_url}/v1` on its own. */
-const contextWebPrefix = '/api/v1';
-const contextApiPrefix = '/v1';
+/**
+ * The path spaces of `{base_url}` and `{web_url}` whose misses are not the agent API's typed 404: the context-file
+ * API and device sync (their own `{error, message}`), the OAuth endpoints (RFC 6749), and the pages people use
+ * (HTML): the first segment of every page row no row of another dialect shares.
+ */
+function pathSpaces(rows: readonly RouteRow[]): PathSpace[] {
+  const spaces: PathSpace[] = [
+    { prefix: contextPrefixes.web, dialect: 'context' },
+    { prefix: syncPathPrefix, dialect: 'sync' },
+    { prefix: '/oauth', dialect: 'oauth' },
+  ];
+  const firstSegment = (path: string) => `/${path.split('/')[1] ?? ''}`;
+  const others = new Set(rows.filter((r) => r.dialect !== 'page').map((r) => firstSegment(r.path)));
+  const pages = new Set(rows.filter((r) => r.dialect === 'page').map((r) => firstSegment(r.path)));
+  for (const prefix of pages) if (!others.has(prefix)) spaces.push({ prefix, dialect: 'page' });
+  return spaces;
+}
 
 function parseQuery(raw: string | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};

@@ -1,18 +1,29 @@
 // Agent token verification: ES256 JWTs checked against the public keys the auth service serves over the bus. Two
-// kinds: sandbox tokens (bare JWTs, audience the base URL) and OAuth access tokens (`asyo_` + JWT, audience the
-// resource they were issued for, revocable). Verified tokens are cached until they expire (bounded), because a
+// kinds, told apart by their signed claims (never by their text): OAuth access tokens name their grant (`gid`), are
+// live and revocable, and are handed out as `asyo_` + JWT; sandbox tokens and operator-minted tokens name no grant. Verified tokens are cached until they expire (bounded), because a
 // signature check costs ~100 µs and an agent sends the same token on every call; revocation is checked on every
 // call, cached or not.
 import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet, jwtVerify } from 'jose';
-import {
-  type AgentTokenClaims,
-  type Caller,
-  credentialPrefixes,
-  type Names,
-  oauthResources,
-} from '../contracts/index.ts';
+import Type from 'typebox';
+import { Value } from 'typebox/value';
+import { type Caller, credentialPrefixes, oauthResources } from '../contracts/index.ts';
 import type { GatewayBus } from './bus.ts';
 import type { RevokedSet } from './revocations.ts';
+
+/**
+ * The claims a verified token must carry for the gateway to read it (contracts' AgentTokenClaims): who it is, its
+ * audience and expiry. The rest (scope, sandbox, a grant's gid and jti) is read where it is used, checked there.
+ */
+const TokenClaims = Type.Object({
+  principal_id: Type.String(),
+  agent_id: Type.String(),
+  aud: Type.Union([Type.String(), Type.Array(Type.String())]),
+  exp: Type.Number(),
+  scope: Type.Optional(Type.Unknown()),
+  sandbox: Type.Optional(Type.Unknown()),
+  jti: Type.Optional(Type.Unknown()),
+  gid: Type.Optional(Type.Unknown()),
+});
 
 export interface TokenVerifierOptions {
   issuer: string;
@@ -77,26 +88,34 @@ export class TokenVerifier {
   }
 
   private async verifyFresh(token: string): Promise<Verified | null> {
-    const oauth = token.startsWith(credentialPrefixes.accessToken);
-    const jwt = oauth ? token.slice(credentialPrefixes.accessToken.length) : token;
+    // The prefix is how an OAuth access token is handed out, not what makes it one: it is dropped if present, and
+    // what the token is comes from its signed claims below.
+    const prefixed = token.startsWith(credentialPrefixes.accessToken);
+    const jwt = prefixed ? token.slice(credentialPrefixes.accessToken.length) : token;
     if (!this.keys) await this.refresh(true);
     if (!this.keys) throw new Error('token keys are not available yet');
-    let claims: AgentTokenClaims & { gid?: unknown; sandbox?: unknown };
+    let payload: unknown;
     try {
-      claims = await this.check(jwt);
+      payload = await this.check(jwt);
     } catch (err) {
       if (!(err instanceof joseErrors.JWKSNoMatchingKey)) return null;
       // A key rotated since we fetched: refresh once and try again.
       await this.refresh(false);
       try {
-        claims = await this.check(jwt);
+        payload = await this.check(jwt);
       } catch {
         return null;
       }
     }
-    if (typeof claims.principal_id !== 'string' || typeof claims.agent_id !== 'string') return null;
-    // An OAuth token is live and names its grant; a bare JWT is a sandbox token (or an operator's `mint-token`).
-    if (oauth && (typeof claims.gid !== 'string' || claims.sandbox !== false)) return null;
+    if (!Value.Check(TokenClaims, payload)) return null;
+    const claims = payload;
+    // A token that names a grant is an OAuth access token, whatever its text: live, and revocable with its grant.
+    // One that names none is a sandbox token or an operator's `mint-token`, and is never handed out prefixed.
+    const grant = Object.hasOwn(claims, 'gid');
+    if (grant && (typeof claims.gid !== 'string' || typeof claims.jti !== 'string' || claims.sandbox !== false)) {
+      return null;
+    }
+    if (prefixed && !grant) return null;
     const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
     const api = aud.includes(this.resources.api);
     // Frozen: the cached caller goes with every request of its token, and a gateway of the same process hands the
@@ -111,7 +130,10 @@ export class TokenVerifier {
       }),
       expMs: claims.exp * 1000,
       faces: { api, mcp: api || aud.includes(this.resources.mcp) },
-      revocable: oauth ? { grantId: claims.gid as string, jti: claims.jti } : null,
+      revocable:
+        grant && typeof claims.gid === 'string' && typeof claims.jti === 'string'
+          ? { grantId: claims.gid, jti: claims.jti }
+          : null,
     };
   }
 
@@ -127,14 +149,15 @@ export class TokenVerifier {
     this.cache.set(token, v);
   }
 
-  private async check(token: string): Promise<AgentTokenClaims> {
+  /** The token's claims once its signature, issuer, audience and times check out; what they hold is checked after. */
+  private async check(token: string): Promise<unknown> {
     const { payload } = await jwtVerify(token, this.keys!, {
       issuer: this.o.issuer,
       audience: [this.resources.api, this.resources.mcp],
       algorithms: ['ES256'],
       currentDate: new Date(this.o.nowMs()),
     });
-    return payload as unknown as AgentTokenClaims;
+    return payload;
   }
 
   private async refresh(force: boolean): Promise<void> {
@@ -157,17 +180,10 @@ export class TokenVerifier {
 }
 
 /** The token key set as the auth service serves it over the bus: the `fetchJwks` of a gateway's verifier. */
-export function jwksOverBus(bus: GatewayBus, names: Names): () => Promise<JSONWebKeySet> {
+export function jwksOverBus(bus: GatewayBus): () => Promise<JSONWebKeySet> {
   return async () => {
-    const reply = await bus.request(names.serviceSubject('auth'), {
-      op: 'auth.token_jwks',
-      requestId: 'jwks',
-      caller: null,
-      params: {},
-      query: {},
-      body: null,
-    });
-    if (!reply.ok) throw new Error(`the auth service refused the token key set: ${reply.error.message}`);
-    return reply.body as JSONWebKeySet;
+    const r = await bus.ask('auth.token_jwks', null, { requestId: 'jwks' });
+    if (!r.ok) throw new Error(`the auth service refused the token key set: ${r.reply.error.message}`);
+    return r.body;
   };
 }

@@ -72,5 +72,11 @@ function sectionRows(sql: Sql, p: string, section: ExportSection, after: string 
       return sql<Row[]>`
         SELECT id::text AS export_key, id, name, url, events, is_active
         FROM webhooks WHERE owner_principal_id = ${p} AND id::text > ${afterId} ORDER BY id::text LIMIT ${limit}`;
+    case 'test_mode_agents':
+      // The sandbox agents the person issued on the account page (test mode), with the sandbox principal they act for.
+      return sql<Row[]>`
+        SELECT g.id::text AS export_key, g.id, g.name, s.sandbox_principal_id, g.created_at
+        FROM account_sandboxes s JOIN agents g ON g.principal_id = s.sandbox_principal_id
+        WHERE s.principal_id = ${p} AND g.id::text > ${afterId} ORDER BY g.id::text LIMIT ${limit}`;
   }
 }

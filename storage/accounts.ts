@@ -6,6 +6,8 @@ export interface AccountRow {
   email: string;
   password_hash: string;
   web_agent_id: string;
+  /** The sign-up form submission that created the account (migration 034); null for older accounts. */
+  signup_submission: string | null;
   created_at: Date;
 }
 
@@ -15,7 +17,15 @@ export interface AccountRow {
  */
 export async function insertAccount(
   sql: Sql,
-  a: { principalId: string; webAgentId: string; email: string; passwordHash: string; at: string },
+  a: {
+    principalId: string;
+    webAgentId: string;
+    email: string;
+    passwordHash: string;
+    /** The sign-up form's submission id, so the same form sent again is known (or null). */
+    submission: string | null;
+    at: string;
+  },
 ): Promise<boolean> {
   return sql
     .begin(async (tx) => {
@@ -23,9 +33,9 @@ export async function insertAccount(
       await tx`INSERT INTO agents (id, principal_id, name, sandbox, created_at)
              VALUES (${a.webAgentId}, ${a.principalId}, 'web', false, ${a.at})`;
       const inserted = await tx`
-      INSERT INTO accounts (principal_id, email, password_hash, web_agent_id, created_at)
-      VALUES (${a.principalId}, ${a.email}, ${a.passwordHash}, ${a.webAgentId}, ${a.at})
-      ON CONFLICT (email) DO NOTHING RETURNING 1`;
+      INSERT INTO accounts (principal_id, email, password_hash, web_agent_id, signup_submission, created_at)
+      VALUES (${a.principalId}, ${a.email}, ${a.passwordHash}, ${a.webAgentId}, ${a.submission}, ${a.at})
+      ON CONFLICT DO NOTHING RETURNING 1`;
       if (inserted.length === 0) throw new AccountEmailTaken();
       return true;
     })

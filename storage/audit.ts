@@ -74,6 +74,8 @@ export interface AuditSnapshot {
   checkpoints: Map<string, number>;
   parked(): Promise<{ projection: string; stream_seq: number; error: string }[]>;
   ledgerEntries(): AsyncIterable<AuditLedgerEntryRow[]>;
+  /** A row per principal ever charged back: few, read at once. */
+  standing(): Promise<AuditStandingRow[]>;
   orders(): AsyncIterable<AuditOrderRow[]>;
   payouts(): AsyncIterable<AuditPayoutRow[]>;
   transfers(): AsyncIterable<AuditTransferRow[]>;
@@ -91,6 +93,13 @@ export interface AuditLedgerEntryRow {
   reference: string | null;
   sandbox: boolean;
   created_at: Date;
+}
+
+export interface AuditStandingRow {
+  principal_id: string;
+  open_disputes: number;
+  owed_cents: number;
+  updated_seq: number;
 }
 
 /** An order row as the orders projection holds it, with the request hash its idempotency record keeps. */
@@ -163,6 +172,10 @@ export async function withAuditSnapshot<T>(sql: Sql, read: (s: AuditSnapshot) =>
         chunks<AuditLedgerEntryRow>(t`SELECT stream_seq, id, principal_id, type, amount_cents, balance_after_cents, reference, sandbox,
                         created_at
                  FROM ledger_entries`),
+      standing: () =>
+        t<AuditStandingRow[]>`SELECT principal_id, open_disputes, owed_cents::float8 AS owed_cents,
+                                     updated_seq::float8 AS updated_seq
+                              FROM chargeback_standing`,
       orders: () =>
         chunks<AuditOrderRow>(t`SELECT id, buyer_principal_id, buyer_agent_id, listing_id, artifact_id, edition_id,
                         seller_principal_id, subscription_id, state, escrow_cents, floor, formats, idempotency_key,

@@ -2,7 +2,7 @@
 // connected accounts, top-ups, transfers) and the reads of the account page, GET /v1/payouts, the payout run and
 // the account export. These facts are rare (a person's, not a purchase's), so each row is its own statement, in
 // stream order.
-import type { Sql } from './postgres.ts';
+import { jsonRows, type Sql } from './postgres.ts';
 
 /** One billing change, in stream order, as the principal-facts projection writes it. */
 export type BillingRow =
@@ -98,7 +98,41 @@ export async function writeBillingRows(tx: Sql, rows: BillingRow[]): Promise<voi
   }
 }
 
-export const billingTables = 'billing_profiles, topups, payout_transfers';
+export const billingTables = 'billing_profiles, topups, payout_transfers, chargeback_standing';
+
+/**
+ * A principal's standing after a fact of the batch (migration 035): from a chargeback fact, its open disputes and
+ * what it owes; from a fact that only changes what it owes (`openDisputes` null: a card top-up credited, an order
+ * refunded), written only where the principal has a row already.
+ */
+export interface StandingRow {
+  principal: string;
+  seq: number;
+  openDisputes: number | null;
+  owedCents: number;
+}
+
+/** One statement per kind, the newest row per principal (the caller keeps one per principal per batch). */
+export async function writeChargebackStanding(tx: Sql, rows: StandingRow[]): Promise<void> {
+  const full = rows.filter((r) => r.openDisputes !== null);
+  const owedOnly = rows.filter((r) => r.openDisputes === null);
+  if (full.length > 0) {
+    await tx`
+      INSERT INTO chargeback_standing (principal_id, open_disputes, owed_cents, updated_seq)
+      SELECT r.principal, r."openDisputes", r."owedCents", r.seq
+      FROM json_to_recordset(${jsonRows(full)}::text::json)
+        AS r(principal uuid, seq bigint, "openDisputes" integer, "owedCents" bigint)
+      ON CONFLICT (principal_id) DO UPDATE SET open_disputes = excluded.open_disputes,
+        owed_cents = excluded.owed_cents, updated_seq = excluded.updated_seq
+      WHERE chargeback_standing.updated_seq < excluded.updated_seq`;
+  }
+  if (owedOnly.length > 0) {
+    await tx`
+      UPDATE chargeback_standing s SET owed_cents = r."owedCents", updated_seq = r.seq
+      FROM json_to_recordset(${jsonRows(owedOnly)}::text::json) AS r(principal uuid, seq bigint, "owedCents" bigint)
+      WHERE s.principal_id = r.principal AND s.updated_seq < r.seq`;
+  }
+}
 
 export interface BillingProfileRow {
   principal_id: string;
@@ -125,20 +159,70 @@ export async function payoutCandidates(sql: Sql): Promise<string[]> {
   return rows.map((r) => r.principal_id);
 }
 
+/** A seller's accrual that waits: the buyer whose credits paid it has funds in dispute (docs/money.md, Payouts held). */
+export interface HeldAccrual {
+  seq: number;
+  orderId: string;
+  buyer: string;
+  openDisputes: number;
+  owedCents: number;
+}
+
+export interface PayableAccruals {
+  /** The principal-facts projection's checkpoint the snapshot holds the facts through. */
+  checkedThroughSeq: number;
+  /** The accruals payable now, in (afterSeq, throughSeq]; null when there are none. */
+  payable: { amountCents: number; throughSeq: number } | null;
+  /** The first accrual after afterSeq that waits, if any: it and every later one wait. */
+  held: HeldAccrual | null;
+}
+
 /**
- * A seller's live accruals after `afterSeq`, through the newest the projection has written: their sum and the
- * sequence of the last one. The projection writes in stream order, so nothing at or below that sequence is missing.
+ * What a payout run may pay a seller, read in one snapshot with the principal-facts projection's checkpoint
+ * (`checkpoint` names it): the live accruals after `afterSeq` up to the first one whose buyer had a dispute open or
+ * owed a chargeback as of that checkpoint (their sum and the sequence of the last one; null when there are none),
+ * and that first held one. The projection writes rows and checkpoint in one transaction, in stream order, so the
+ * snapshot is the stream's facts through the checkpoint: nothing at or below it is missing.
  */
-export async function owedAccruals(
+export async function payableAccruals(
   sql: Sql,
   seller: string,
   afterSeq: number,
-): Promise<{ amountCents: number; throughSeq: number } | null> {
-  const [row] = await sql<{ amount: string | null; through: string | null }[]>`
-    SELECT sum(amount_cents) AS amount, max(stream_seq) AS through FROM payouts
-    WHERE seller_principal_id = ${seller} AND NOT sandbox AND stream_seq > ${afterSeq}`;
-  if (!row?.amount || !row.through) return null;
-  return { amountCents: Number(row.amount), throughSeq: Number(row.through) };
+  checkpoint: string,
+): Promise<PayableAccruals> {
+  return (await sql.begin('isolation level repeatable read read only', async (tx) => {
+    const t = tx as unknown as Sql;
+    const [cp] = await t<{ last_seq: string }[]>`
+      SELECT last_seq FROM projection_checkpoints WHERE name = ${checkpoint}`;
+    const [held] = await t<
+      { seq: string; order_id: string; buyer: string; open_disputes: number; owed_cents: string }[]
+    >`
+      SELECT p.stream_seq AS seq, p.order_id, o.buyer_principal_id AS buyer, s.open_disputes, s.owed_cents
+      FROM payouts p
+      JOIN orders o ON o.id = p.order_id
+      JOIN chargeback_standing s ON s.principal_id = o.buyer_principal_id
+      WHERE p.seller_principal_id = ${seller} AND NOT p.sandbox AND p.stream_seq > ${afterSeq}
+        AND (s.open_disputes > 0 OR s.owed_cents > 0)
+      ORDER BY p.stream_seq LIMIT 1`;
+    const heldSeq = held ? Number(held.seq) : null;
+    const [row] = await t<{ amount: string | null; through: string | null }[]>`
+      SELECT sum(amount_cents) AS amount, max(stream_seq) AS through FROM payouts
+      WHERE seller_principal_id = ${seller} AND NOT sandbox AND stream_seq > ${afterSeq}
+        AND stream_seq < ${heldSeq ?? Number.MAX_SAFE_INTEGER}`;
+    return {
+      checkedThroughSeq: Number(cp?.last_seq ?? 0),
+      payable: row?.amount && row.through ? { amountCents: Number(row.amount), throughSeq: Number(row.through) } : null,
+      held: held
+        ? {
+            seq: heldSeq!,
+            orderId: held.order_id,
+            buyer: held.buyer,
+            openDisputes: held.open_disputes,
+            owedCents: Number(held.owed_cents),
+          }
+        : null,
+    };
+  })) as PayableAccruals;
 }
 
 export interface TransferRow {

@@ -214,6 +214,10 @@ export interface SearchRow {
   /** The artifact part of the item, rendered when the artifact last changed (migration 025). */
   search_item: string;
   live_listing_ids: string[];
+  /** Each live listing's terms (price, billing, formats) as the inside of a JSON object, in live_listing_ids' order. */
+  live_offer_terms: string[];
+  /** The judge version of the artifact's current report; null until it has one. */
+  current_judge_version: string | null;
   /** The artifact's trust sums, or nulls without samples; the score is computed at read. */
   samples: number | null;
   passes: number | null;
@@ -252,11 +256,12 @@ class StatementText {
 
 const shapeColumns = (shape: SearchShape) =>
   shape === 'stored'
-    ? 'id, search_rank, catalog_seq, search_item, live_listing_ids'
+    ? 'id, search_rank, catalog_seq, search_item, live_listing_ids, live_offer_terms, current_judge_version'
     : `search_rank, ${artifactColumns}`;
 const shapeOutput = (shape: SearchShape) =>
   shape === 'stored'
-    ? `SELECT p.tier, p.search_rank, p.catalog_seq, p.search_item, p.live_listing_ids,
+    ? `SELECT p.tier, p.search_rank, p.catalog_seq, p.search_item, p.live_listing_ids, p.live_offer_terms,
+              p.current_judge_version,
               t.samples, t.passes, t.pass_weight, t.fail_weight
        FROM page p
        LEFT JOIN (

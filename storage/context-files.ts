@@ -3,6 +3,7 @@
 // actor (actors/principal/contexts.ts), which sees its writes at once.
 import type { ContextRecord } from '../contracts/index.ts';
 import { jsonRows, type Sql } from './postgres.ts';
+import { savedAndDeleted } from './newest-rows.ts';
 
 /** A file as its newest fact in a batch leaves it: saved (with its text when the fact carries it) or deleted. */
 export type ContextFileRow =
@@ -10,28 +11,21 @@ export type ContextFileRow =
   | { kind: 'deleted'; id: string; seq: number };
 
 export async function writeContextFiles(tx: Sql, rows: ContextFileRow[]): Promise<void> {
-  const saved = rows.flatMap((r) =>
-    r.kind === 'saved'
-      ? [
-          {
-            id: r.record.id,
-            owner: r.owner,
-            name: r.record.name,
-            slug: r.record.slug,
-            description: r.record.description,
-            content: r.content,
-            sha: r.record.contentSha256,
-            bytes: r.record.contentBytes,
-            preview: r.record.preview,
-            public: r.record.isPublic,
-            created: r.record.createdAt,
-            updated: r.record.updatedAt,
-            seq: r.seq,
-          },
-        ]
-      : [],
-  );
-  const deleted = rows.flatMap((r) => (r.kind === 'deleted' ? [r.id] : []));
+  const { saved, deleted } = savedAndDeleted(rows, (r) => ({
+    id: r.record.id,
+    owner: r.owner,
+    name: r.record.name,
+    slug: r.record.slug,
+    description: r.record.description,
+    content: r.content,
+    sha: r.record.contentSha256,
+    bytes: r.record.contentBytes,
+    preview: r.record.preview,
+    public: r.record.isPublic,
+    created: r.record.createdAt,
+    updated: r.record.updatedAt,
+    seq: r.seq,
+  }));
   if (saved.length > 0) {
     // A change that keeps the text carries none: the row keeps the text it has.
     await tx`

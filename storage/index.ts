@@ -8,6 +8,7 @@ export {
   type OrderSettlementRow,
   type PayoutRow,
   type PrincipalFactRows,
+  principalFactsCheckpoint,
   principalFactsProjection,
 } from './principal-facts.ts';
 export {
@@ -41,6 +42,7 @@ export {
   storeRenderedPdf,
 } from './deliveries.ts';
 export { getVerdicts, putVerdicts } from './judge-verdicts.ts';
+export { createOrderedConsumer } from './projection-consumer.ts';
 export {
   parkedFacts,
   type Projection,
@@ -63,10 +65,14 @@ export {
 } from './nats.ts';
 export { ensureDatabase, jsonRows, migrate, openPool, type Sql } from './postgres.ts';
 export {
+  accountSandbox,
   countThisMinute,
+  ensureAccountSandbox,
   ensurePrincipal,
+  insertSandboxAgent,
   insertSandboxPrincipal,
   type NewSandboxPrincipal,
+  sandboxAgentsOf,
   subjectSandbox,
 } from './registry.ts';
 export {
@@ -169,6 +175,7 @@ export {
   BlobDir,
   type SyncAddResult,
   syncAddOwnedBlobs,
+  syncCollectOrphans,
   syncBlobHeld,
   syncBlobHeldAndUsage,
   syncCommitKey,
@@ -179,15 +186,23 @@ export {
   syncLocatorExists,
   syncMissingDigests,
   type SyncRevisionRow,
+  syncRelease,
+  syncReleaseStale,
+  syncReserve,
   syncRevisionsOf,
   syncStoreScans,
+  syncTouchReservation,
+  syncUnreferenced,
   syncUsage,
 } from './sync.ts';
 export {
   type BillingProfileRow,
   type BillingRow,
   billingProfile,
-  owedAccruals,
+  payableAccruals,
+  type PayableAccruals,
+  type HeldAccrual,
+  type StandingRow,
   payoutCandidates,
   principalTopups,
   sellerTransfers,
@@ -196,6 +211,7 @@ export {
 } from './billing.ts';
 export { exportPage } from './account-export.ts';
 export { addToEscrowTotals, escrowTotals, pendingDeliveries } from './metrics-readings.ts';
+export { telemetry as storageTelemetry } from './telemetry.ts';
 export {
   type AuditEventRow,
   type AuditLedgerEntryRow,
@@ -209,3 +225,17 @@ export {
   streamLastSeq,
   withAuditSnapshot,
 } from './audit.ts';
+export { agentNames, type ListingLabelRow, listingLabels } from './labels.ts';
+export {
+  ensureX402Payer,
+  getReceipt,
+  getX402Bundle,
+  getX402Payment,
+  recordX402Order,
+  recordX402Payment,
+  recordX402Settlement,
+  storeX402Bundle,
+  type X402OfferRow,
+  x402Offers,
+  type X402PaymentRow,
+} from './x402.ts';

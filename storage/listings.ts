@@ -72,7 +72,8 @@ export function listingProjection(n: Names): Projection<ListingFact> {
     },
     async truncate(tx) {
       await tx`TRUNCATE listings`;
-      await tx`UPDATE artifacts SET live_listing_count = 0, min_live_price_cents = NULL, live_listing_ids = '{}'`;
+      await tx`UPDATE artifacts SET live_listing_count = 0, min_live_price_cents = NULL, live_listing_ids = '{}',
+                 live_offer_terms = '{}'`;
     },
   };
 }
@@ -98,19 +99,26 @@ async function insertListings(tx: Sql, rows: ListingRowInput[]): Promise<void> {
 async function refreshArtifactAggregates(tx: Sql, artifactIds: string[]): Promise<void> {
   await tx`
     UPDATE artifacts a SET live_listing_count = coalesce(s.n, 0), min_live_price_cents = s.min_price,
-      live_listing_ids = coalesce(s.ids, '{}')
+      live_listing_ids = coalesce(s.ids, '{}'), live_offer_terms = coalesce(s.terms, '{}')
     FROM (SELECT id FROM unnest(${tx.array(artifactIds, 2950)}::uuid[]) AS id) ids
     LEFT JOIN (SELECT artifact_id, count(*)::int AS n, min(price_cents) AS min_price,
-                      array_agg(id ORDER BY created_at, id) AS ids
+                      array_agg(id ORDER BY created_at, id) AS ids,
+                      array_agg(listing_offer_terms(price_cents, billing_interval_seconds, formats)
+                                ORDER BY created_at, id) AS terms
                FROM listings WHERE state = 'live' AND artifact_id = ANY(${tx.array(artifactIds, 2950)}::uuid[])
                GROUP BY artifact_id) s ON s.artifact_id = ids.id
     WHERE a.id = ids.id`;
 }
 
-export async function liveListingsFor(sql: Sql, artifactIds: string[]): Promise<{ id: string; artifact_id: string }[]> {
+export type LiveListingTerms = Pick<
+  ListingRow,
+  'id' | 'artifact_id' | 'price_cents' | 'billing_interval_seconds' | 'formats'
+>;
+
+export async function liveListingsFor(sql: Sql, artifactIds: string[]): Promise<LiveListingTerms[]> {
   if (artifactIds.length === 0) return [];
-  return sql<{ id: string; artifact_id: string }[]>`
-    SELECT id, artifact_id FROM listings
+  return sql<LiveListingTerms[]>`
+    SELECT id, artifact_id, price_cents::int AS price_cents, billing_interval_seconds, formats FROM listings
     WHERE artifact_id = ANY(${sql.array(artifactIds, 2950)}::uuid[]) AND state = 'live'
     ORDER BY created_at, id`;
 }

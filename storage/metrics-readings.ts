@@ -1,4 +1,4 @@
-// Readings the metrics take from PostgreSQL when scraped (contracts/metrics.ts): small reads of totals kept as
+// Readings the metrics take from PostgreSQL when scraped (cli/metrics.ts): small reads of totals kept as
 // the facts are projected, never a scan of orders.
 import { jsonRows, type Sql } from './postgres.ts';
 

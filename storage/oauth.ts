@@ -1,6 +1,7 @@
 // The OAuth server's records (migration 017): initial access tokens, clients, grants, authorization codes, refresh
 // tokens, issued access tokens and device codes. Every secret arrives here hashed. Single-use rules (a code, a
 // refresh token, a device code) are one conditional UPDATE each, so two racing requests cannot both win.
+import type postgres from 'postgres';
 import type { Sql } from './postgres.ts';
 
 // Initial access tokens (registration) ----------------------------------------------------------------------------
@@ -13,18 +14,27 @@ export async function insertInitialAccessToken(
             VALUES (${t.id}, ${t.tokenHash}, ${t.principalId}, ${t.at}, ${t.expiresAt})`;
 }
 
-/** The principal a live initial access token belongs to, or null. */
+/** The principal a live initial access token belongs to (not revoked, expired or spent), or null. */
 export async function initialAccessTokenPrincipal(sql: Sql, tokenHash: string, now: string): Promise<string | null> {
   const rows = await sql<{ principal_id: string }[]>`
     SELECT principal_id FROM oauth_initial_access_tokens
-    WHERE token_hash = ${tokenHash} AND revoked_at IS NULL AND expires_at > ${now}`;
+    WHERE token_hash = ${tokenHash} AND revoked_at IS NULL AND expires_at > ${now} AND used_at IS NULL`;
   return rows[0]?.principal_id ?? null;
+}
+
+/** A live initial access token of the principal, by its hash: its id and expiry, or null (to show it once). */
+export async function ownLiveInitialAccessToken(sql: Sql, principalId: string, tokenHash: string, now: string) {
+  const rows = await sql<{ id: string; expires_at: Date }[]>`
+    SELECT id, expires_at FROM oauth_initial_access_tokens
+    WHERE token_hash = ${tokenHash} AND principal_id = ${principalId} AND revoked_at IS NULL AND expires_at > ${now}
+      AND used_at IS NULL`;
+  return rows[0] ?? null;
 }
 
 export async function liveInitialAccessTokens(sql: Sql, principalId: string, now: string) {
   return sql<{ id: string; created_at: Date; expires_at: Date }[]>`
     SELECT id, created_at, expires_at FROM oauth_initial_access_tokens
-    WHERE principal_id = ${principalId} AND revoked_at IS NULL AND expires_at > ${now}
+    WHERE principal_id = ${principalId} AND revoked_at IS NULL AND expires_at > ${now} AND used_at IS NULL
     ORDER BY created_at DESC`;
 }
 
@@ -38,7 +48,11 @@ export async function revokeInitialAccessToken(sql: Sql, principalId: string, id
 
 export interface ClientRow {
   client_id: string;
-  principal_id: string;
+  /** The account that registered it; null for the deployment's own clients and metadata-document ones. */
+  principal_id: string | null;
+  kind: 'registered' | 'first_party' | 'metadata_document';
+  /** A metadata-document client's client_id (its document's URL); null otherwise. */
+  metadata_url: string | null;
   client_name: string | null;
   redirect_uris: string[];
   grant_types: string[];
@@ -60,12 +74,40 @@ export async function insertClient(
     at: string;
   },
 ): Promise<void> {
-  await sql.begin(async (tx) => {
-    await tx`INSERT INTO agents (id, principal_id, name, sandbox, created_at)
-             VALUES (${c.clientId}, ${c.principalId}, ${c.clientName}, false, ${c.at})`;
-    await tx`INSERT INTO oauth_clients (client_id, principal_id, client_name, redirect_uris, grant_types, scopes, created_at)
-             VALUES (${c.clientId}, ${c.principalId}, ${c.clientName}, ${c.redirectUris}, ${c.grantTypes}, ${c.scopes},
-                     ${c.at})`;
+  await sql.begin((tx) => insertClientRows(tx, c));
+}
+
+/** The client's agent row and its client row (inside the caller's transaction). */
+async function insertClientRows(
+  tx: postgres.TransactionSql<Record<string, never>>,
+  c: Parameters<typeof insertClient>[1],
+): Promise<void> {
+  await tx`INSERT INTO agents (id, principal_id, name, sandbox, created_at)
+           VALUES (${c.clientId}, ${c.principalId}, ${c.clientName}, false, ${c.at})`;
+  await tx`INSERT INTO oauth_clients (client_id, principal_id, client_name, redirect_uris, grant_types, scopes, created_at)
+           VALUES (${c.clientId}, ${c.principalId}, ${c.clientName}, ${c.redirectUris}, ${c.grantTypes}, ${c.scopes},
+                   ${c.at})`;
+}
+
+/**
+ * Register a client with an initial access token, spending the token: one conditional UPDATE claims it, so of two
+ * registrations racing with one token exactly one inserts its client. Null (and nothing inserted) when the token is
+ * not live: unknown, revoked, expired, or spent already.
+ */
+export async function insertClientSpendingToken(
+  sql: Sql,
+  tokenHash: string,
+  now: string,
+  c: Omit<Parameters<typeof insertClient>[1], 'principalId'>,
+): Promise<string | null> {
+  return sql.begin(async (tx) => {
+    const [claimed] = await tx<{ principal_id: string }[]>`
+      UPDATE oauth_initial_access_tokens SET used_at = ${now}, used_by_client = ${c.clientId}
+      WHERE token_hash = ${tokenHash} AND revoked_at IS NULL AND expires_at > ${now} AND used_at IS NULL
+      RETURNING principal_id`;
+    if (!claimed) return null;
+    await insertClientRows(tx, { ...c, principalId: claimed.principal_id });
+    return claimed.principal_id;
   });
 }
 
@@ -73,6 +115,51 @@ export async function insertClient(
 export async function liveClient(sql: Sql, clientId: string): Promise<ClientRow | null> {
   const rows = await sql<ClientRow[]>`SELECT * FROM oauth_clients WHERE client_id = ${clientId} AND revoked_at IS NULL`;
   return rows[0] ?? null;
+}
+
+/** The live client whose client_id is a metadata document's URL, or null. */
+export async function clientByMetadataUrl(sql: Sql, url: string): Promise<ClientRow | null> {
+  const rows = await sql<ClientRow[]>`SELECT * FROM oauth_clients WHERE metadata_url = ${url} AND revoked_at IS NULL`;
+  return rows[0] ?? null;
+}
+
+/**
+ * A metadata-document client as its document says now: made on first use, its name, redirect URIs, grants and scopes
+ * replaced by each fresh fetch (the row keeps its uuid, so its grants stay).
+ */
+export async function upsertMetadataDocumentClient(
+  sql: Sql,
+  c: {
+    clientId: string;
+    url: string;
+    clientName: string | null;
+    redirectUris: string[];
+    grantTypes: string[];
+    scopes: string[];
+    at: string;
+  },
+): Promise<ClientRow> {
+  const rows = await sql<ClientRow[]>`
+    INSERT INTO oauth_clients (client_id, principal_id, kind, metadata_url, client_name, redirect_uris, grant_types,
+                               scopes, created_at)
+    VALUES (${c.clientId}, NULL, 'metadata_document', ${c.url}, ${c.clientName}, ${c.redirectUris}, ${c.grantTypes},
+            ${c.scopes}, ${c.at})
+    ON CONFLICT (metadata_url) DO UPDATE SET client_name = excluded.client_name,
+      redirect_uris = excluded.redirect_uris, grant_types = excluded.grant_types, scopes = excluded.scopes
+    RETURNING *`;
+  return rows[0]!;
+}
+
+/** One of the deployment's own clients, made or brought up to date at start-up (idempotent). */
+export async function ensureFirstPartyClient(
+  sql: Sql,
+  c: { clientId: string; clientName: string; grantTypes: string[]; scopes: string[]; at: string },
+): Promise<void> {
+  await sql`
+    INSERT INTO oauth_clients (client_id, principal_id, kind, client_name, redirect_uris, grant_types, scopes, created_at)
+    VALUES (${c.clientId}, NULL, 'first_party', ${c.clientName}, '{}', ${c.grantTypes}, ${c.scopes}, ${c.at})
+    ON CONFLICT (client_id) DO UPDATE SET client_name = excluded.client_name, grant_types = excluded.grant_types,
+      scopes = excluded.scopes, revoked_at = NULL`;
 }
 
 export async function clientsOf(sql: Sql, principalId: string): Promise<ClientRow[]> {
@@ -227,13 +314,15 @@ export async function insertAccessToken(
     grantId: string;
     scopes: string[];
     audience: string;
-    exchanged: boolean;
+    /** The subject token of an exchange: the token this one was exchanged from. */
+    parentJti: string | null;
     at: string;
     expiresAt: string;
   },
 ): Promise<void> {
-  await sql`INSERT INTO oauth_access_tokens (jti, grant_id, scopes, audience, exchanged, issued_at, expires_at)
-            VALUES (${t.jti}, ${t.grantId}, ${t.scopes}, ${t.audience}, ${t.exchanged}, ${t.at}, ${t.expiresAt})`;
+  await sql`INSERT INTO oauth_access_tokens (jti, grant_id, scopes, audience, exchanged, parent_jti, issued_at, expires_at)
+            VALUES (${t.jti}, ${t.grantId}, ${t.scopes}, ${t.audience}, ${t.parentJti !== null}, ${t.parentJti},
+                    ${t.at}, ${t.expiresAt})`;
 }
 
 /** Whether an access token was issued and is not revoked (an exchange must not revive a revoked one). */
@@ -242,20 +331,30 @@ export async function accessTokenLive(sql: Sql, jti: string): Promise<boolean> {
   return rows.length > 0;
 }
 
-/** Revoke one access token; its expiry (for how long the revocation must be remembered), or null if none. */
+/**
+ * Revoke one access token and every token exchanged from it, however deep (RFC 8693: an exchanged token must not
+ * outlive the right it was made from). Each revoked token's id and expiry (for how long the revocation must be
+ * remembered); empty if the token is unknown, revoked already, or (with `principalId`) another principal's.
+ */
 export async function revokeAccessToken(
   sql: Sql,
   jti: string,
   now: string,
   principalId?: string,
-): Promise<Date | null> {
-  const rows = await sql<{ expires_at: Date }[]>`
+): Promise<{ jti: string; expiresAt: Date }[]> {
+  const rows = await sql<{ jti: string; expires_at: Date }[]>`
+    WITH RECURSIVE root AS (
+      SELECT t.jti FROM oauth_access_tokens t JOIN oauth_grants g ON g.id = t.grant_id
+      WHERE t.jti = ${jti} ${principalId === undefined ? sql`` : sql`AND g.principal_id = ${principalId}`}
+    ), family AS (
+      SELECT jti FROM root
+      UNION
+      SELECT c.jti FROM oauth_access_tokens c JOIN family f ON c.parent_jti = f.jti
+    )
     UPDATE oauth_access_tokens t SET revoked_at = ${now}
-    FROM oauth_grants g
-    WHERE t.jti = ${jti} AND g.id = t.grant_id AND t.revoked_at IS NULL
-      ${principalId === undefined ? sql`` : sql`AND g.principal_id = ${principalId}`}
-    RETURNING t.expires_at`;
-  return rows[0]?.expires_at ?? null;
+    FROM family WHERE t.jti = family.jti AND t.revoked_at IS NULL
+    RETURNING t.jti, t.expires_at`;
+  return rows.map((r) => ({ jti: r.jti, expiresAt: r.expires_at }));
 }
 
 // Device codes ----------------------------------------------------------------------------------------------------

@@ -6,10 +6,16 @@
 // tables every purchase writes (orders, payouts; trust sums and events in their modules) take their rows as one
 // typed array per column (`arrayLiteral`), the rest as one JSON array.
 import type { LedgerFact, Names } from '../contracts/index.ts';
-import { metrics } from '../contracts/index.ts';
+import { metrics } from './telemetry.ts';
 import { addToEscrowTotals } from './metrics-readings.ts';
 import { type ApprovalUpsertRow, upsertApprovals } from './approvals.ts';
-import { type BillingRow, billingTables, writeBillingRows } from './billing.ts';
+import {
+  type BillingRow,
+  billingTables,
+  type StandingRow,
+  writeBillingRows,
+  writeChargebackStanding,
+} from './billing.ts';
 import { type ContextFileRow, writeContextFiles } from './context-files.ts';
 import { type IdempotencyKeyRow, insertIdempotencyKeys, pruneIdempotencyKeys } from './idempotency.ts';
 import { insertLedgerRows, type LedgerRow } from './ledger-projection.ts';
@@ -86,6 +92,8 @@ export interface PrincipalFactRows {
   contexts: ContextFileRow[];
   /** Saved cards, connected accounts, live top-ups and transfers, in stream order (billing.ts). */
   billing: BillingRow[];
+  /** The chargeback standing of principals the processor took money back from, the newest per principal. */
+  standing: StandingRow[];
 }
 
 export type DeriveRows = (batch: { seq: number; fact: LedgerFact }[]) => PrincipalFactRows;
@@ -93,11 +101,14 @@ export type DeriveRows = (batch: { seq: number; fact: LedgerFact }[]) => Princip
 /** Idempotency keys are pruned at most this often, by fact time. */
 const keyPruneEveryMs = 60_000;
 
+/** The principal-facts projection's checkpoint: its rows are the LEDGER stream's facts through it. */
+export const principalFactsCheckpoint = (n: Names) => `principal_facts:${n.streams.ledger.name}`;
+
 /** `keyRetentionMs`: how long a key other than a purchase's stays in the idempotency index. */
 export function principalFactsProjection(n: Names, derive: DeriveRows, keyRetentionMs: number): Projection<LedgerFact> {
   let prunedAtMs = 0;
   return {
-    checkpoint: `principal_facts:${n.streams.ledger.name}`,
+    checkpoint: principalFactsCheckpoint(n),
     stream: n.streams.ledger.name,
     async apply(tx, batch) {
       const rows = derive(batch);
@@ -128,6 +139,7 @@ export function principalFactsProjection(n: Names, derive: DeriveRows, keyRetent
       if (rows.approvals.length > 0) writes.push(upsertApprovals(tx, rows.approvals));
       if (rows.contexts.length > 0) writes.push(writeContextFiles(tx, rows.contexts));
       if (rows.billing.length > 0) writes.push(writeBillingRows(tx, rows.billing));
+      if (rows.standing.length > 0) writes.push(writeChargebackStanding(tx, rows.standing));
       const lastAtMs = Date.parse(batch.at(-1)!.fact.at);
       if (lastAtMs - prunedAtMs >= keyPruneEveryMs) {
         writes.push(pruneIdempotencyKeys(tx, new Date(lastAtMs - keyRetentionMs).toISOString()));

@@ -12,13 +12,20 @@
 // lost connection), the projector commits that batch one fact at a time, and a fact that still cannot be written
 // is parked (a `parked_facts` row with its error, in the transaction that moves the checkpoint past it), logged,
 // and raised as a health alert; the facts after it go on.
+//
+// A lost NATS node never stops a projection for long: the projector checks its own liveness (projection-liveness.ts)
+// and drops and re-creates a consumer that delivers nothing while its stream moves on, and creates consumers so
+// that one placed on a dead node does not hold it up (projection-consumer.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { type Consumer, type ConsumerMessages, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import postgres from 'postgres';
-import { registerProjection } from '../contracts/index.ts';
+import { configKeys } from '../contracts/index.ts';
+import { metrics } from './telemetry.ts';
 import type { HealthAlerts } from './health.ts';
+import { createOrderedConsumer } from './projection-consumer.ts';
+import { type ConsumerWatch, projectionLabel, StreamLiveness } from './projection-liveness.ts';
 import type { Sql } from './postgres.ts';
 
 export interface Projection<F> {
@@ -41,6 +48,9 @@ export interface Projection<F> {
 
 class CheckpointMoved extends Error {}
 
+/** The pass's consumer was dropped (it delivered nothing, or missed heartbeats): re-create it at once. */
+class ConsumerDropped extends Error {}
+
 /** A message of the stream that is not JSON: it can only be parked. */
 class UnreadableFact extends Error {}
 
@@ -56,15 +66,11 @@ const retryAfterFailureMs = 1000;
 /**
  * A pull request lives this long; the server sends heartbeats at half of it while the stream is idle. Two missed
  * heartbeats mean the consumer is gone (its NATS node died: an ordered consumer is one replica), and the projector
- * starts again from its checkpoint. With the client's default (30 s) it stayed stalled for over a minute.
+ * starts again from its checkpoint. With the client's default (30 s) it stayed stalled for over a minute. The client
+ * does not count heartbeats while it reconnects, so this is the quick way out, not the only one: the liveness check
+ * (projection-liveness.ts) drops a consumer that delivers nothing whatever the client saw.
  */
 const pullExpiresMs = 5000;
-/**
- * After this long without a message the projector asks its consumer how much is waiting: messages waiting that do
- * not arrive (seen after a NATS node was lost: a recreated consumer with thousands pending delivered none, and the
- * client reported no missed heartbeat), or a consumer that is gone, restart the projection from its checkpoint.
- */
-const stallCheckMs = 5000;
 /**
  * At most this many facts are parked per projection in a minute. A bug that made every fact unwritable must not
  * quietly park the whole stream: past the budget the projector stops and retries, and the alert says why.
@@ -73,8 +79,10 @@ const parkedPerMinuteMax = 10;
 
 export interface ProjectorOptions {
   log: Logger;
-  /** Where parked facts are raised as alerts (absent in one-off rebuilds that report on their own). */
+  /** Where parked facts and stalls are raised as alerts (absent in one-off rebuilds that report on their own). */
   alerts?: HealthAlerts;
+  /** The stall bound (ASSAY_PROJECTION_STALL_MS; its default when absent). */
+  stallMs?: number;
   /** Overrides `catchUpWhileOthersWaitMax` (tests lower it to exercise catching up in rounds). */
   catchUpWhileOthersWaitMax?: number;
 }
@@ -106,7 +114,8 @@ const catchUpWhileOthersWaitMax = 20_000;
 
 /**
  * Run projections of one stream in one pass until `signal` aborts, restarting from their checkpoints after any
- * failure. While their checkpoints differ, the ones furthest behind catch up to the next checkpoint first.
+ * failure. While their checkpoints differ, the ones furthest behind catch up to the next checkpoint first. Their
+ * liveness is checked all along (projection-liveness.ts).
  */
 export async function runProjections<F>(
   nc: NatsConnection,
@@ -114,40 +123,70 @@ export async function runProjections<F>(
   ps: Projection<F>[],
   o: ProjectorOptions,
   signal: AbortSignal,
-  parking = new Map(ps.map((p) => [p.checkpoint, new ParkingBudget()])),
+): Promise<void> {
+  const liveness = new StreamLiveness(
+    nc,
+    ps[0]!.stream,
+    ps.map((p) => p.checkpoint),
+    { stallMs: o.stallMs ?? configKeys.projectionStallMs.default, log: o.log, alerts: o.alerts },
+  );
+  liveness.start();
+  try {
+    await runPasses(nc, sql, ps, o, signal, new Map(ps.map((p) => [p.checkpoint, new ParkingBudget()])), liveness);
+  } finally {
+    liveness.stop();
+  }
+}
+
+async function runPasses<F>(
+  nc: NatsConnection,
+  sql: Sql,
+  ps: Projection<F>[],
+  o: ProjectorOptions,
+  signal: AbortSignal,
+  parking: Map<string, ParkingBudget>,
+  liveness: StreamLiveness,
 ): Promise<void> {
   while (!signal.aborted) {
     try {
       const at = await Promise.all(ps.map((p) => startingCheckpoint(sql, p as Projection<unknown>)));
+      for (const [i, p] of ps.entries()) liveness.applied(p.checkpoint, at[i]!);
       const low = Math.min(...at);
       const behind = ps.filter((_, i) => at[i] === low);
       if (behind.length === ps.length) {
-        await projectFromCheckpoint(nc, sql, ps, low, o, parking, signal, null);
+        await projectFromCheckpoint(nc, sql, ps, low, o, parking, signal, null, liveness);
         continue;
       }
       const ahead = ps.filter((_, i) => at[i] !== low);
       const next = Math.min(...at.filter((c) => c !== low));
       if (next - low <= (o.catchUpWhileOthersWaitMax ?? catchUpWhileOthersWaitMax)) {
-        await projectFromCheckpoint(nc, sql, behind, low, o, parking, signal, next);
+        liveness.waitingFor(ahead.map((p) => p.checkpoint));
+        try {
+          await projectFromCheckpoint(nc, sql, behind, low, o, parking, signal, next, liveness);
+        } finally {
+          liveness.waitingFor([]);
+        }
         continue;
       }
       const meanwhile = new AbortController();
-      const aheadRun = runProjections(nc, sql, ahead, o, AbortSignal.any([signal, meanwhile.signal]), parking);
+      const aheadRun = runPasses(nc, sql, ahead, o, AbortSignal.any([signal, meanwhile.signal]), parking, liveness);
       try {
-        await projectFromCheckpoint(nc, sql, behind, low, o, parking, signal, next);
+        await projectFromCheckpoint(nc, sql, behind, low, o, parking, signal, next, liveness);
       } finally {
         meanwhile.abort();
         await aheadRun;
       }
     } catch (err) {
       if (signal.aborted) break;
-      if (!(err instanceof CheckpointMoved)) {
-        o.log.error(
-          { err, projection: ps.map((p) => p.checkpoint).join(',') },
-          'projection failed; restarting from its checkpoint',
-        );
-        await sleep(retryAfterFailureMs, undefined, { signal }).catch(() => {});
-      }
+      // A dropped consumer was logged and counted where it was dropped: re-create it at once.
+      if (err instanceof CheckpointMoved || err instanceof ConsumerDropped) continue;
+      for (const p of ps)
+        metrics.projectionConsumerRestarts.inc({ projection: projectionLabel(p.checkpoint), reason: 'failed' });
+      o.log.error(
+        { err, projection: ps.map((p) => p.checkpoint).join(',') },
+        'projection failed; restarting from its checkpoint',
+      );
+      await sleep(retryAfterFailureMs, undefined, { signal }).catch(() => {});
     }
   }
 }
@@ -194,54 +233,48 @@ async function projectFromCheckpoint<F>(
   parking: Map<string, ParkingBudget>,
   signal: AbortSignal,
   untilSeq: number | null,
+  liveness: StreamLiveness | null,
 ): Promise<void> {
   let checkpoint = from;
   if (untilSeq !== null && checkpoint >= untilSeq) return;
   const stream = ps[0]!.stream;
-  const consumer = await jetstream(nc).consumers.get(stream, { opt_start_seq: checkpoint + 1 });
-  const messages = await consumer.consume({ max_messages: 4000, expires: pullExpiresMs });
-  let stalled = false;
-  const stall = () => {
-    stalled = true;
-    void messages.close();
-  };
-  void (async () => {
-    for await (const s of messages.status()) {
-      if (s.type === 'heartbeats_missed') return stall();
-    }
-  })().catch(() => {});
-  let lastMessageAt = performance.now();
-  const stallCheck = setInterval(() => {
-    if (stalled || performance.now() - lastMessageAt < stallCheckMs) return;
-    consumer.info(false).then(
-      (info) => {
-        if (info.num_pending > 0 && performance.now() - lastMessageAt >= stallCheckMs) stall();
-      },
-      () => stall(),
-    );
-  }, stallCheckMs);
-  let buffer: Read<F>[] = [];
-  // The stream's head as the newest message read says it (its sequence plus what is pending after it): lag for the
-  // metrics without a query.
-  let head = checkpoint;
-  const unregister = ps.map((p) =>
-    registerProjection({
-      name: p.checkpoint.split(':')[0]!,
-      position: () => ({ applied: checkpoint, head: Math.max(head, checkpoint) }),
-    }),
-  );
+  const checkpoints = ps.map((p) => p.checkpoint);
+  const watch: ConsumerWatch | null = liveness?.watch(checkpoints, checkpoint) ?? null;
+  const dropped = watch ? AbortSignal.any([signal, watch.signal]) : signal;
+  let consumer: Consumer | null = null;
+  let messages: ConsumerMessages;
+  try {
+    consumer = await createOrderedConsumer(nc, stream, checkpoint + 1, signal);
+    messages = await consumer.consume({ max_messages: 4000, expires: pullExpiresMs });
+    watch?.created();
+  } catch (err) {
+    if (watch) liveness!.unwatch(watch);
+    consumer?.delete().catch(() => {});
+    throw err;
+  }
   const waker: { wake: (() => void) | null } = { wake: null };
-  let ended = false;
-  const onAbort = () => {
+  const onDropped = () => {
     void messages.close();
     waker.wake?.();
   };
-  signal.addEventListener('abort', onAbort);
+  dropped.addEventListener('abort', onDropped);
+  if (dropped.aborted) onDropped();
+  void (async () => {
+    for await (const s of messages.status()) {
+      if (s.type !== 'heartbeats_missed') continue;
+      if (watch) liveness!.heartbeatsMissed(watch);
+      else void messages.close();
+      return;
+    }
+  })().catch(() => {});
+  let buffer: Read<F>[] = [];
+  let ended = false;
   const reader = (async () => {
     try {
       for await (const m of messages) {
-        lastMessageAt = performance.now();
-        head = m.seq + m.info.pending;
+        watch?.delivered(m.seq);
+        // The stream's head as the newest message says it (its sequence plus what is pending after it).
+        liveness?.seen(m.seq + m.info.pending);
         try {
           buffer.push({ seq: m.seq, fact: m.json<F>() });
         } catch {
@@ -296,12 +329,12 @@ async function projectFromCheckpoint<F>(
         await commitOrPark(sql, ps, o, parking, batch[0]!, checkpoint, ps.length > 1 ? null : err);
       }
       checkpoint = through;
+      for (const c of checkpoints) liveness?.applied(c, through);
     }
-    if (stalled && !signal.aborted) throw new Error(`the consumer of ${stream} stalled; restarting it`);
+    if (watch?.droppedFor && !signal.aborted) throw new ConsumerDropped(watch.droppedFor);
   } finally {
-    clearInterval(stallCheck);
-    for (const u of unregister) u();
-    signal.removeEventListener('abort', onAbort);
+    if (watch) liveness!.unwatch(watch);
+    dropped.removeEventListener('abort', onDropped);
     await messages.close();
     await reader.catch(() => {});
     // An ordered consumer outlives its reader by five minutes on the server unless deleted: a projector that
@@ -448,7 +481,7 @@ export async function rebuildProjection<F>(
   const checkpoint = () => projectionCheckpoint(sql, p as Projection<unknown>);
   for (let at = await checkpoint(); at < lastSeq; at = await checkpoint()) {
     try {
-      await projectFromCheckpoint(nc, sql, [p], at, o, parking, never, lastSeq);
+      await projectFromCheckpoint(nc, sql, [p], at, o, parking, never, lastSeq, null);
     } catch (err) {
       if (!(err instanceof CheckpointMoved)) throw err;
     }

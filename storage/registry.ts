@@ -50,3 +50,61 @@ export async function subjectSandbox(sql: Sql, kind: 'principal' | 'agent', id: 
 export async function ensurePrincipal(sql: Sql, id: string, sandbox: boolean, at: string): Promise<void> {
   await sql`INSERT INTO principals (id, sandbox, created_at) VALUES (${id}, ${sandbox}, ${at}) ON CONFLICT DO NOTHING`;
 }
+
+/** The sandbox principal of an account (its test mode), or null before the person first used it. */
+export async function accountSandbox(sql: Sql, principalId: string): Promise<string | null> {
+  const rows = await sql<{ sandbox_principal_id: string }[]>`
+    SELECT sandbox_principal_id FROM account_sandboxes WHERE principal_id = ${principalId}`;
+  return rows[0]?.sandbox_principal_id ?? null;
+}
+
+/**
+ * The account's sandbox principal, made now (a sandbox principal row and its link, in one transaction) when it has
+ * none. `newId` names it if it is made; two first uses at once make one: the loser's transaction rolls back and it
+ * reads the winner's.
+ */
+export async function ensureAccountSandbox(sql: Sql, principalId: string, newId: string, at: string): Promise<string> {
+  const existing = await accountSandbox(sql, principalId);
+  if (existing !== null) return existing;
+  try {
+    await sql.begin(async (tx) => {
+      await tx`INSERT INTO principals (id, sandbox, created_at) VALUES (${newId}, true, ${at})`;
+      await tx`INSERT INTO account_sandboxes (principal_id, sandbox_principal_id, created_at)
+               VALUES (${principalId}, ${newId}, ${at})`;
+    });
+    return newId;
+  } catch (err) {
+    const raced = await accountSandbox(sql, principalId);
+    if (raced === null) throw err;
+    return raced;
+  }
+}
+
+/** A sandbox principal's agents, newest first (at most `limit`). */
+export async function sandboxAgentsOf(
+  sql: Sql,
+  sandboxPrincipalId: string,
+  limit: number,
+): Promise<{ id: string; name: string | null; created_at: Date }[]> {
+  return sql<{ id: string; name: string | null; created_at: Date }[]>`
+    SELECT id, name, created_at FROM agents WHERE principal_id = ${sandboxPrincipalId} AND sandbox
+    ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
+}
+
+/**
+ * An agent of a sandbox principal, made unless its id exists already: the principal that id belongs to (this one
+ * for a new agent or a form sent again; another for an id that is not this principal's to name).
+ */
+export async function insertSandboxAgent(
+  sql: Sql,
+  a: { agentId: string; principalId: string; name: string | null; at: string },
+): Promise<{ principalId: string; name: string | null; made: boolean }> {
+  const made = await sql<{ principal_id: string; name: string | null }[]>`
+    INSERT INTO agents (id, principal_id, name, sandbox, created_at)
+    VALUES (${a.agentId}, ${a.principalId}, ${a.name}, true, ${a.at})
+    ON CONFLICT (id) DO NOTHING RETURNING principal_id, name`;
+  if (made[0]) return { principalId: made[0].principal_id, name: made[0].name, made: true };
+  const [row] = await sql<{ principal_id: string; name: string | null }[]>`
+    SELECT principal_id, name FROM agents WHERE id = ${a.agentId}`;
+  return { principalId: row!.principal_id, name: row!.name, made: false };
+}

@@ -4,7 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, fdatasync, type WriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { SyncBlobUpload, SyncEntryT, SyncFinding } from '../contracts/index.ts';
@@ -65,6 +65,51 @@ export class BlobDir {
   /** Delete blobs' files (no owner holds them any more). */
   async remove(digests: string[]): Promise<void> {
     await Promise.all(digests.map((d) => rm(this.pathOf(d), { force: true })));
+  }
+
+  /** A blob file's size and last write, or null when it is not there. */
+  async fileOf(digest: string): Promise<{ size: number; mtimeMs: number } | null> {
+    return stat(this.pathOf(digest)).then(
+      (s) => ({ size: s.size, mtimeMs: s.mtimeMs }),
+      () => null,
+    );
+  }
+
+  /**
+   * The digests of the blob files in the store, one fan-out directory at a time (at most 256 x 256 of them, each
+   * listed whole), so a sweep of millions of blobs holds one directory's names at once. Names that are not a
+   * digest are not blobs and are left alone.
+   */
+  async *digestsByDirectory(): AsyncGenerator<string[]> {
+    const hex2 = /^[0-9a-f]{2}$/;
+    const names = async (dir: string) => readdir(dir).catch(() => [] as string[]);
+    for (const a of (await names(this.dir)).filter((n) => hex2.test(n)).sort()) {
+      for (const b of (await names(join(this.dir, a))).filter((n) => hex2.test(n)).sort()) {
+        const digests = (await names(join(this.dir, a, b)))
+          .filter((n) => /^[0-9a-f]{64}$/.test(n) && n.startsWith(a + b))
+          .map((n) => `sha256:${n}`);
+        if (digests.length > 0) yield digests;
+      }
+    }
+  }
+
+  /** Temporary upload files with their last write (an upload under way writes its own at least every body read). */
+  async temporaries(): Promise<{ name: string; size: number; mtimeMs: number }[]> {
+    const dir = join(this.dir, 'tmp');
+    const names = await readdir(dir).catch(() => [] as string[]);
+    const out = await Promise.all(
+      names.map((name) =>
+        stat(join(dir, name)).then(
+          (s) => (s.isFile() ? { name, size: s.size, mtimeMs: s.mtimeMs } : null),
+          () => null,
+        ),
+      ),
+    );
+    return out.filter((t) => t !== null);
+  }
+
+  async removeTemporary(name: string): Promise<void> {
+    await rm(join(this.dir, 'tmp', name), { force: true });
   }
 
   read(digest: string, start = 0, end?: number): Readable {
@@ -161,20 +206,131 @@ export async function syncUsage(sql: Sql, principalId: string): Promise<{ bytes:
   return row ?? { bytes: 0, blobs: 0 };
 }
 
+/**
+ * Reserve `size` bytes of the owner's quota for an upload, in one statement: the usage row is updated only when its
+ * holdings, the reservations of its uploads under way and `size` fit the quota (a conditional update re-checks the
+ * row it waited for, so two concurrent reservations cannot both pass). The reservation's id, or the usage that
+ * refused it.
+ */
+export async function syncReserve(
+  sql: Sql,
+  o: { id: string; principalId: string; digest: string; size: number; quotaBytes: number; at: string },
+): Promise<{ reservation: string } | { overQuota: { bytes: number; reservedBytes: number } }> {
+  const [row] = await sql<{ id: string }[]>`
+    WITH usage AS (
+      INSERT INTO sync_usage AS u (principal_id, reserved_bytes)
+      SELECT ${o.principalId}, ${o.size} WHERE ${o.size}::bigint <= ${o.quotaBytes}::bigint
+      ON CONFLICT (principal_id) DO UPDATE SET reserved_bytes = u.reserved_bytes + EXCLUDED.reserved_bytes
+      WHERE u.bytes + u.reserved_bytes + EXCLUDED.reserved_bytes <= ${o.quotaBytes}::bigint
+      RETURNING u.principal_id)
+    INSERT INTO sync_reservations (id, principal_id, digest, size_bytes, created_at, touched_at)
+    SELECT ${o.id}, principal_id, ${o.digest}, ${o.size}, ${o.at}, ${o.at} FROM usage
+    RETURNING id`;
+  if (row) return { reservation: row.id };
+  const [usage] = await sql<{ bytes: number; reserved_bytes: number }[]>`
+    SELECT bytes, reserved_bytes FROM sync_usage WHERE principal_id = ${o.principalId}`;
+  return { overQuota: { bytes: usage?.bytes ?? 0, reservedBytes: usage?.reserved_bytes ?? 0 } };
+}
+
+/** An upload under way is alive: its reservation is not released by the sweep for another TTL. */
+export async function syncTouchReservation(sql: Sql, id: string, at: string): Promise<void> {
+  await sql`UPDATE sync_reservations SET touched_at = ${at} WHERE id = ${id}`;
+}
+
+/**
+ * Give a reservation's bytes back (an upload that failed or was dropped). Releasing it twice does nothing. A usage
+ * row left all zero is deleted, so an upload that stored nothing leaves no trace (the row comes back with the next
+ * reservation or holding).
+ */
+export async function syncRelease(sql: Sql, id: string): Promise<void> {
+  await sql`
+    WITH gone AS (DELETE FROM sync_reservations WHERE id = ${id} RETURNING principal_id, size_bytes),
+    emptied AS (
+      DELETE FROM sync_usage u USING gone
+      WHERE u.principal_id = gone.principal_id AND u.bytes = 0 AND u.blobs = 0 AND u.reserved_bytes = gone.size_bytes
+      RETURNING u.principal_id)
+    UPDATE sync_usage u SET reserved_bytes = u.reserved_bytes - gone.size_bytes
+    FROM gone WHERE u.principal_id = gone.principal_id AND NOT EXISTS (SELECT 1 FROM emptied)`;
+}
+
+/**
+ * Release the reservations no upload touched since `before` (their gateway died mid-upload), in one statement: the
+ * reservation rows first, then the usage rows, the order every writer of both takes. How many, and their bytes.
+ */
+export async function syncReleaseStale(sql: Sql, before: string): Promise<{ reservations: number; bytes: number }> {
+  return sql.begin(async (tx) => {
+    const rows = await tx<{ principal_id: string; n: number; b: number }[]>`
+      WITH gone AS (DELETE FROM sync_reservations WHERE touched_at < ${before} RETURNING principal_id, size_bytes),
+      per AS (SELECT principal_id, count(*)::int AS n, sum(size_bytes)::bigint AS b FROM gone GROUP BY principal_id)
+      UPDATE sync_usage u SET reserved_bytes = u.reserved_bytes - per.b
+      FROM per WHERE u.principal_id = per.principal_id
+      RETURNING u.principal_id, per.n, per.b`;
+    if (rows.length > 0) {
+      await tx`DELETE FROM sync_usage
+               WHERE principal_id = ANY(${rows.map((r) => r.principal_id)}::uuid[])
+                 AND bytes = 0 AND blobs = 0 AND reserved_bytes = 0`;
+    }
+    return { reservations: rows.reduce((n, r) => n + r.n, 0), bytes: rows.reduce((n, r) => n + Number(r.b), 0) };
+  });
+}
+
+/** The digests among these that no owner holds and no upload under way has reserved. */
+export async function syncUnreferenced(sql: Sql, digests: string[]): Promise<string[]> {
+  if (digests.length === 0) return [];
+  const rows = await sql<{ digest: string }[]>`
+    SELECT d.digest FROM unnest(${digests}::text[]) AS d(digest)
+    WHERE NOT EXISTS (SELECT 1 FROM sync_blob_owners o WHERE o.digest = d.digest)
+      AND NOT EXISTS (SELECT 1 FROM sync_reservations r WHERE r.digest = d.digest)`;
+  return rows.map((r) => r.digest);
+}
+
+/**
+ * Delete the blobs among these that no owner holds and no upload has reserved: their rows, and their files before
+ * the transaction commits (`deleteFiles`). Each digest gets a row first (inserted if it has none, so an orphan left
+ * by a crash has one too) and the row is deleted in the same transaction: an upload of the same bytes that records
+ * meanwhile waits for this transaction through that row, then finds its file gone and answers "upload again"
+ * (see syncAddOwnedBlobs), as it does after a forget. The digests deleted.
+ */
+export async function syncCollectOrphans(
+  sql: Sql,
+  o: { blobs: { digest: string; size: number }[]; at: string; deleteFiles: (digests: string[]) => Promise<void> },
+): Promise<string[]> {
+  if (o.blobs.length === 0) return [];
+  const sorted = [...new Map(o.blobs.map((b) => [b.digest, b.size]))].sort((x, y) => (x[0] < y[0] ? -1 : 1));
+  return sql.begin(async (tx) => {
+    await tx`INSERT INTO sync_blobs (digest, size_bytes, created_at)
+             SELECT d, s, ${o.at}::timestamptz
+             FROM unnest(${sorted.map((b) => b[0])}::text[], ${sorted.map((b) => b[1])}::bigint[]) AS x(d, s)
+             ORDER BY d
+             ON CONFLICT (digest) DO NOTHING`;
+    const gone = await tx<{ digest: string }[]>`
+      DELETE FROM sync_blobs s
+      WHERE s.digest = ANY(${sorted.map((b) => b[0])}::text[])
+        AND NOT EXISTS (SELECT 1 FROM sync_blob_owners o WHERE o.digest = s.digest)
+        AND NOT EXISTS (SELECT 1 FROM sync_reservations r WHERE r.digest = s.digest)
+      RETURNING digest`;
+    const digests = gone.map((g) => g.digest);
+    await o.deleteFiles(digests);
+    return digests;
+  });
+}
+
 /** `gone`: the blob's file was deleted (a forget removed its last holder) while it was being stored; upload again. */
 export type SyncAddResult = 'added' | 'held' | 'gone' | { overQuota: { bytes: number } };
 
 /**
- * Add blobs to an owner's holdings, within its quota, in one transaction (the usage row is locked, so concurrent
- * uploads of one owner cannot both slip under the quota): the answers in the order of `blobs`, decided in that
- * order; a digest twice is held the second time. One transaction for a batch is the sync service's group commit
- * (actors/sync/service.ts).
+ * Add blobs to an owner's holdings, in place of their uploads' reservations, within its quota, in one transaction
+ * (the usage row is locked, so concurrent uploads of one owner cannot both slip under the quota): the answers in the
+ * order of `blobs`, decided in that order; a digest twice is held the second time. Each blob's reservation is
+ * released whatever its answer. A blob whose reservation was still there always fits (its bytes were set aside); one
+ * whose reservation the sweep released fits only if the quota has room. One transaction for a batch is the sync
+ * service's group commit (actors/sync/service.ts).
  */
 export async function syncAddOwnedBlobs(
   sql: Sql,
   o: {
     principalId: string;
-    blobs: { digest: string; size: number }[];
+    blobs: { digest: string; size: number; reservation: string }[];
     quotaBytes: number;
     at: string;
     /**
@@ -192,9 +348,17 @@ export async function syncAddOwnedBlobs(
              ORDER BY d
              ON CONFLICT (digest) DO NOTHING`;
     const lost = await o.missingFiles(fresh.map((b) => b[0]));
-    await tx`INSERT INTO sync_usage (principal_id) VALUES (${o.principalId}) ON CONFLICT DO NOTHING`;
-    const [usage] = await tx<{ bytes: number }[]>`
-      SELECT bytes FROM sync_usage WHERE principal_id = ${o.principalId} FOR UPDATE`;
+    // The reservations go before the usage row is locked: every writer of both takes them in this order.
+    const released = await tx<{ size_bytes: number }[]>`
+      DELETE FROM sync_reservations WHERE id = ANY(${o.blobs.map((b) => b.reservation)}::uuid[]) RETURNING size_bytes`;
+    const releasedBytes = released.reduce((n, r) => n + Number(r.size_bytes), 0);
+    // The usage row, made if missing and locked in one statement (a release may delete a row left all zero).
+    const [usage] = await tx<{ bytes: number; reserved_bytes: number }[]>`
+      INSERT INTO sync_usage AS u (principal_id) VALUES (${o.principalId})
+      ON CONFLICT (principal_id) DO UPDATE SET bytes = u.bytes
+      RETURNING u.bytes, u.reserved_bytes`;
+    // What the owner's other uploads under way have set aside stays set aside.
+    const othersReserved = usage!.reserved_bytes - releasedBytes;
     const heldRows = await tx<{ digest: string }[]>`
       SELECT digest FROM sync_blob_owners
       WHERE principal_id = ${o.principalId} AND digest = ANY(${fresh.map((b) => b[0])}::text[])`;
@@ -204,7 +368,7 @@ export async function syncAddOwnedBlobs(
     const results = o.blobs.map((b): SyncAddResult => {
       if (held.has(b.digest)) return 'held';
       if (lost.has(b.digest)) return 'gone';
-      if (bytes + b.size > o.quotaBytes) return { overQuota: { bytes } };
+      if (bytes + othersReserved + b.size > o.quotaBytes) return { overQuota: { bytes } };
       held.add(b.digest);
       bytes += b.size;
       added.push(b);
@@ -214,9 +378,11 @@ export async function syncAddOwnedBlobs(
       await tx`INSERT INTO sync_blob_owners (principal_id, digest, size_bytes, created_at)
                SELECT ${o.principalId}, d, s, ${o.at}::timestamptz
                FROM unnest(${added.map((b) => b.digest)}::text[], ${added.map((b) => b.size)}::bigint[]) AS x(d, s)`;
-      await tx`UPDATE sync_usage SET bytes = bytes + ${bytes - usage!.bytes}, blobs = blobs + ${added.length}
-               WHERE principal_id = ${o.principalId}`;
     }
+    await tx`UPDATE sync_usage
+             SET bytes = bytes + ${bytes - usage!.bytes}, blobs = blobs + ${added.length},
+                 reserved_bytes = reserved_bytes - ${releasedBytes}
+             WHERE principal_id = ${o.principalId}`;
     return results;
   });
 }
@@ -365,8 +531,8 @@ export async function syncForget(
     const [loc] =
       await tx`SELECT 1 FROM sync_locators WHERE principal_id = ${o.principalId} AND locator = ${o.locator}`;
     if (!loc) return null;
-    await tx`INSERT INTO sync_usage (principal_id) VALUES (${o.principalId}) ON CONFLICT DO NOTHING`;
-    await tx`SELECT 1 FROM sync_usage WHERE principal_id = ${o.principalId} FOR UPDATE`;
+    await tx`INSERT INTO sync_usage AS u (principal_id) VALUES (${o.principalId})
+             ON CONFLICT (principal_id) DO UPDATE SET bytes = u.bytes`;
     const gone = await tx<{ number: number }[]>`
       DELETE FROM sync_revisions
       WHERE principal_id = ${o.principalId} AND locator = ${o.locator}

@@ -2,6 +2,7 @@
 // the deliveries it fans out with each event, and what delivery workers claim, record and report.
 import type { WebhookRecord } from '../contracts/index.ts';
 import { jsonRows, type Sql } from './postgres.ts';
+import { savedAndDeleted } from './newest-rows.ts';
 
 /** A registration as the newest fact of a batch leaves it. `createdSeq` is null when it was created earlier. */
 export type WebhookRow =
@@ -9,26 +10,19 @@ export type WebhookRow =
   | { kind: 'deleted'; id: string };
 
 export async function writeWebhooks(tx: Sql, rows: WebhookRow[]): Promise<void> {
-  const saved = rows.flatMap((r) =>
-    r.kind === 'saved'
-      ? [
-          {
-            id: r.record.id,
-            owner: r.owner,
-            name: r.record.name,
-            url: r.record.url,
-            events: r.record.events,
-            active: r.record.isActive,
-            secret: r.record.secret,
-            previous: r.record.previousSecret,
-            until: r.record.previousSecretUntil,
-            created: r.createdSeq ?? r.seq,
-            seq: r.seq,
-          },
-        ]
-      : [],
-  );
-  const deleted = rows.flatMap((r) => (r.kind === 'deleted' ? [r.id] : []));
+  const { saved, deleted } = savedAndDeleted(rows, (r) => ({
+    id: r.record.id,
+    owner: r.owner,
+    name: r.record.name,
+    url: r.record.url,
+    events: r.record.events,
+    active: r.record.isActive,
+    secret: r.record.secret,
+    previous: r.record.previousSecret,
+    until: r.record.previousSecretUntil,
+    created: r.createdSeq ?? r.seq,
+    seq: r.seq,
+  }));
   if (saved.length > 0) {
     await tx`
       INSERT INTO webhooks AS w (id, owner_principal_id, name, url, events, is_active, secret, previous_secret,
@@ -64,7 +58,8 @@ async function cancelPending(tx: Sql, webhookIds: string[]): Promise<void> {
 
 /**
  * One delivery per (active webhook of the event's principal, event) whose types include the event's and which
- * existed before it: in the transaction that writes the events, so an event and its deliveries cannot disagree.
+ * existed before it: in the transaction that writes the events, so an event and its deliveries cannot disagree. A
+ * `webhook.test` event goes to the webhook it names alone, whatever types that webhook takes.
  */
 export async function fanOutDeliveries(tx: Sql, eventIds: string[]): Promise<number> {
   if (eventIds.length === 0) return 0;
@@ -72,7 +67,8 @@ export async function fanOutDeliveries(tx: Sql, eventIds: string[]): Promise<num
     INSERT INTO webhook_deliveries (webhook_id, event_id, principal_id, state, due_at)
     SELECT w.id, e.id, e.principal_id, 'pending', now()
     FROM events e JOIN webhooks w ON w.owner_principal_id = e.principal_id
-    WHERE e.id = ANY(${eventIds}::text[]) AND w.is_active AND e.type = ANY(w.events) AND e.source_seq > w.created_seq
+    WHERE e.id = ANY(${eventIds}::text[]) AND w.is_active AND e.source_seq > w.created_seq
+      AND CASE WHEN e.type = 'webhook.test' THEN w.id::text = e.data #>> '{webhook,id}' ELSE e.type = ANY(w.events) END
     ON CONFLICT DO NOTHING`.execute();
   return r.count;
 }

@@ -170,6 +170,25 @@ export const requirements = {
     source: 'docs/architecture.md: Layers',
     behaviour: 'contracts imports nothing of ours; the gateway never imports actors or storage.',
   },
+  'SPINE-TELEMETRY-ON-START': {
+    source: 'docs/operations.md: Metrics',
+    behaviour:
+      'contracts loads neither prom-client nor the OpenTelemetry SDK; the registry loads when roles start, the SDK only with an OTLP endpoint.',
+  },
+  'SPINE-ONE-DOOR': {
+    source: 'docs/architecture.md: The front door',
+    behaviour:
+      "Every face's routes (operations and MCP, web routes, the context-file API on both bases, the OKF export, device sync) are rows of one shape, each with its authentication, schemas for params, query, body and answers, compiled into one router per listener; no request reaches a face by its path before that router.",
+  },
+  'SPINE-DOOR-DIALECTS': {
+    source: 'docs/architecture.md: The front door',
+    behaviour:
+      "A path or method no row serves, and a request the HTTP layer refuses, are answered in the dialect of the path space they fall in: the typed error object on the agent API, RFC 6749 under /oauth, HTML on the pages, {error, message} on the context-file API (after authentication), device sync's codes.",
+  },
+  'SPINE-NO-CYCLES': {
+    source: 'docs/architecture.md: Layers',
+    behaviour: 'No two modules of the source tree import each other, directly or through others (type imports count).',
+  },
   'SPINE-CANONICAL': {
     source: 'docs/verification.md: Reports',
     behaviour:
@@ -255,7 +274,13 @@ export const requirements = {
   },
   'CAT-SEARCH-OFFERS': {
     source: 'spec: GET /v1/search',
-    behaviour: 'Every search item carries inline trust and one offer per live listing.',
+    behaviour:
+      'Every search item carries inline trust and one offer per live listing, with its price_cents, billing and formats.',
+  },
+  'CAT-SEARCH-OFFER-TERMS': {
+    source: 'spec: GET /v1/search',
+    behaviour:
+      "A search offer's price_cents, billing and formats are its offer document's, and a reprice reaches search without another call.",
   },
   'CAT-SEARCH-CURSOR': {
     source: 'spec: GET /v1/search',
@@ -358,7 +383,68 @@ export const requirements = {
   },
   'JUDGE-ACCURACY': {
     source: 'docs/verification.md: Measured accuracy',
-    behaviour: 'On the shipped labelled set the built-in judge 2.0.0 keeps 70% balanced accuracy and 85% specificity.',
+    behaviour:
+      'On the shipped labelled set the built-in judge 2.0.0 keeps 70% balanced accuracy and 85% specificity, and 3.0.0 95% specificity.',
+  },
+  'JUDGE-3-EVIDENCE': {
+    source: 'docs/verification.md: Built-in judge 3.0.0',
+    behaviour:
+      'Judge 3.0.0 verifies a claim only on positive evidence: a content word the passage lacks, a claim clause no passage clause states, or a subject or object the passage states of something else caps it below verified.',
+  },
+  'JUDGE-3-IRREGULAR': {
+    source: 'docs/verification.md: Built-in judge 3.0.0',
+    behaviour:
+      "Judge 3.0.0 reduces irregular forms through WordNet's exception lists (held: hold); 2.0.0 keeps judging as released.",
+  },
+  'JUDGE-REFERENCE': {
+    source: 'docs/verification.md: Judge quality',
+    behaviour:
+      "The reference set (150 cases or more, six domains never tuned on, its sha256 checked) gives the built-in judge 3.0.0 at least 90% specificity and 65% balanced accuracy through assay judge eval, computed by the test from the per-case lines and the file's labels; the summary line and every published figure agree with that computation.",
+  },
+  'JUDGE-QUALITY-REPORT': {
+    source: 'docs/verification.md: Judge quality',
+    behaviour:
+      "A report (pipeline assay-verify/1.1.0) signs its judge version's measured quality on the reference set, served by GET /v1/reports/{digest}; changing the figures breaks the signature.",
+  },
+  'JUDGE-QUALITY-SEARCH': {
+    source: 'docs/verification.md: Judge quality',
+    behaviour:
+      "A search item's trust names the judge of the current report and its measured quality, over REST and MCP.",
+  },
+  'JUDGE-QUALITY-MANDATE': {
+    source: 'docs/purchases.md: Mandates',
+    behaviour:
+      "A mandate's min_judge_specificity refuses, with judge_version_rejected in the error table's order and changing nothing, an edition whose judge measured less (or has no published figures), over REST and MCP.",
+  },
+  'JUDGE-ERROR-WAITS': {
+    source: 'docs/verification.md: The pipeline',
+    behaviour:
+      'A claim the judge gives no verdict for (judge_error) leaves the edition pending and its orders held until the judge answers, instead of a report that counts it as 0.',
+  },
+  'JUDGE-ONNX-LOAD': {
+    source: 'docs/verification.md: A local model judge',
+    behaviour:
+      'ASSAY_JUDGE=onnx loads a cross-encoder and its tokenizer from ASSAY_JUDGE_MODEL_DIR (flat or Hugging Face layout) with onnxruntime-node, names the model by its weights, and answers each claim verified, contradicted or unsupported from its classes.',
+  },
+  'JUDGE-ONNX-CHUNKS': {
+    source: 'docs/verification.md: A local model judge',
+    behaviour:
+      'The local model judge chunks long passages as the model judge does, runs the pairs in batches of ASSAY_JUDGE_BATCH with the same judgements at any batch size, shortens a chunk to fit the model, and leaves the edition waiting for a claim too long to judge.',
+  },
+  'JUDGE-ONNX-CACHE': {
+    source: 'docs/verification.md: A local model judge',
+    behaviour:
+      'A pair the local model judged is answered from the verdict cache; verdicts of other weights or another tokenizer setting are not used.',
+  },
+  'JUDGE-ONNX-CONFIG': {
+    source: 'docs/verification.md: A local model judge',
+    behaviour:
+      'The local model judge refuses to start without a model directory, a model onnxruntime loads, tokenizer.json, an entailment class in config.json, or a model answering one score per class, naming what is wrong.',
+  },
+  'JUDGE-ONNX-SYSTEM': {
+    source: 'docs/verification.md: A local model judge',
+    behaviour:
+      'With ASSAY_JUDGE=onnx an edition is judged through the worker by a generated tiny model, its report (driver onnx, version 3.1.0, no published quality) signed and verified offline; assay judge eval uses the same judge.',
   },
   'JUDGE-LABELLED-SET': {
     source: 'docs/verification.md: Labelling convention',
@@ -424,6 +510,11 @@ export const requirements = {
   'BUY-ORDERS': {
     source: 'spec: GET /v1/orders',
     behaviour: "GET /v1/orders lists the caller's orders newest first; another principal's order is invisible.",
+  },
+  'BUY-ORDER-ONE': {
+    source: 'docs/purchases.md: Orders, bundles, payouts, events',
+    behaviour:
+      "GET /v1/orders/{order_id} and its MCP twin get_order answer one of the caller's orders, the same record as its list item, right after the purchase; another principal's order and an unknown id are the same 404 not_found.",
   },
   'BUY-CONSERVATION': {
     source: 'docs/money.md: Money rules',
@@ -501,7 +592,12 @@ export const requirements = {
   'JUDGE-MODEL-PROMPT': {
     source: 'docs/verification.md: The prompt',
     behaviour:
-      'The model judge asks with prompt 2.1.0 (temperature 0, log-probabilities); a run names the answered model id, the version and the sha256 of the exact prompt text the docs quote.',
+      'The model judge asks with prompt 2.2.0 (temperature 0, log-probabilities); a run names the answered model id, the version and the sha256 of the exact prompt text the docs quote.',
+  },
+  'SEC-JUDGE-FENCE': {
+    source: 'docs/verification.md: The prompt',
+    behaviour:
+      'Prompt 2.2.0 quotes the passage and the claim between fence lines derived from their hash and absent from both, so no text (old delimiters, guessed or computed fences, fake END lines, placeholders) can end its quote; a model obeying text outside the quotes still finds such claims unsupported; 2.1.0 editions are judged with 2.2.0, no 2.1.0 verdict is reused, and migration 032 opens an erratum per model that judged with 2.1.0.',
   },
   'JUDGE-MODEL-ENTAILMENT': {
     source: 'docs/verification.md: Answers and entailment',
@@ -551,7 +647,7 @@ export const requirements = {
   'JUDGE-MODEL-REPORT': {
     source: 'docs/verification.md: The pipeline',
     behaviour:
-      'A report judged by the model names the model id the endpoint answered with, prompt 2.1.0 and its hash, its driver and entailment source, and verifies offline.',
+      'A report judged by the model names the model id the endpoint answered with, prompt 2.2.0 and its hash, its driver and entailment source, and verifies offline.',
   },
   'JUDGE-MODEL-VERSIONS': {
     source: 'docs/verification.md: Judge versions and errata across drivers',
@@ -567,6 +663,11 @@ export const requirements = {
     source: 'docs/purchases.md: Delivery',
     behaviour:
       "A released order delivers its pinned edition's Markdown: sha256 equals the content hash the report signed, over JSON and the raw download (Content-Digest, strong ETag, 304); a later edition changes nothing; each delivery has a signed receipt and the bundle stays the same.",
+  },
+  'DELIVERY-SIGNED-LINK': {
+    source: 'docs/purchases.md: Signed links',
+    behaviour:
+      "A delivery's download_url is a signed link: without a token it serves the bytes whose hash the report signed; another order id, format, expiry, agent, signature or key is refused 401; another principal's link cannot be turned to this order; an expired link is refused; the JSON route still needs the token.",
   },
   'DELIVERY-PDF-ORDER': {
     source: 'docs/purchases.md: PDF',
@@ -610,7 +711,12 @@ export const requirements = {
   'DELIVERY-PDF-UNICODE': {
     source: 'docs/purchases.md: Delivery',
     behaviour:
-      'Characters the standard fonts cannot draw are written in ASCII or as <U+XXXX>, never dropped and never an error; page 1 says how many.',
+      'Every character is drawn, left out when it is an invisible format character, or written as <U+XXXX>: never dropped and never an error.',
+  },
+  'DELIVERY-PDF-SCRIPTS': {
+    source: 'docs/purchases.md: Delivery',
+    behaviour:
+      'Latin, Greek, Cyrillic and Japanese are drawn in embedded, subset fonts shipped with the project, in the title, body, tables, code and running footer; Japanese breaks between characters and wide characters keep code columns; right-to-left and shaped scripts and emoji are written as code points that page 1 names one by one; an order bought over the API delivers such a PDF, rendered again though the standard-font renderer had cached one.',
   },
   'DELIVERY-PDF-BOUNDS': {
     source: 'docs/purchases.md: Delivery',
@@ -682,6 +788,69 @@ export const requirements = {
     behaviour:
       'A token or grant revoked at one gateway is refused by another gateway process within 1 s, and by a gateway started later.',
   },
+  'OAUTH-CIMD-METADATA': {
+    source: 'docs/oauth.md: Clients of three kinds',
+    behaviour: 'The authorization server metadata advertises client_id_metadata_document_supported: true.',
+  },
+  'OAUTH-CIMD-MCP': {
+    source: 'docs/oauth.md: Clients of three kinds',
+    behaviour:
+      "The MCP SDK client, whose client_id is its metadata document's https URL, goes from /mcp's 401 and resource_metadata through consent in Chromium (which names the client, shows the document's host and says it is not registered by the account) to tokens and a tool call.",
+  },
+  'OAUTH-CIMD-REDIRECT': {
+    source: 'docs/oauth.md: Clients of three kinds',
+    behaviour: 'A redirect URI the metadata document does not list is refused on a page and never redirected to.',
+  },
+  'OAUTH-CIMD-CLIENT-ID': {
+    source: 'docs/oauth.md: Clients of three kinds',
+    behaviour: 'A metadata document whose client_id is not the URL it was fetched from is refused.',
+  },
+  'OAUTH-CIMD-HTTPS': {
+    source: 'docs/oauth.md: Clients of three kinds',
+    behaviour: 'A client_id URL that is not https is refused without a fetch.',
+  },
+  'OAUTH-CIMD-DOCUMENT': {
+    source: 'docs/oauth.md: Clients of three kinds',
+    behaviour:
+      'A document over 5 kB, not JSON, asking for a client secret or not found is refused on a page with the reason.',
+  },
+  'OAUTH-CIMD-CACHE': {
+    source: 'docs/oauth.md: Clients of three kinds',
+    behaviour: 'A fetched document is kept as its Cache-Control says (max-age) and fetched again after no-store.',
+  },
+  'OAUTH-CIMD-STORED-ON-CONSENT': {
+    source: 'docs/oauth.md: Clients of three kinds',
+    behaviour:
+      'Naming a metadata document writes no client row until a signed-in person is shown the consent screen, and then one row.',
+  },
+  'OAUTH-CIMD-URL': {
+    source: 'docs/oauth.md: Clients of three kinds',
+    behaviour: 'A client_id URL is https with a path, without a fragment, user information or dot segments.',
+  },
+  'OAUTH-CIMD-DOCUMENT-RULES': {
+    source: 'docs/oauth.md: Clients of three kinds',
+    behaviour:
+      'A document names its own URL, lists redirect URIs, uses token_endpoint_auth_method none without a secret, and asks only for the code and refresh grants.',
+  },
+  'OAUTH-CIMD-CACHE-BOUNDS': {
+    source: 'docs/oauth.md: Clients of three kinds',
+    behaviour:
+      'Cache-Control max-age is honoured up to a day; no-store and no-cache are not kept; none keeps 5 minutes.',
+  },
+  'OAUTH-WHO-AUTHORIZES': {
+    source: 'docs/oauth.md: Clients of three kinds',
+    behaviour:
+      'Another account cannot authorize a registered client (a page, no redirect); any account may authorize a metadata-document client.',
+  },
+  'OAUTH-CLI-ID': {
+    source: 'docs/oauth.md: Clients of three kinds',
+    behaviour: 'The CLI and the server name the same first-party client id.',
+  },
+  'OAUTH-CLI-FIRST-PARTY': {
+    source: 'docs/sync.md: The command-line client',
+    behaviour:
+      '`assay login` with no initial access token prints a device code at once, completes once the code is approved in Chromium, and the page links back to the account; the tokens hold scope sync for the first-party client.',
+  },
   'FLEET-FLOOR': {
     source: 'docs/purchases.md: Buying: `POST /v1/orders`',
     behaviour:
@@ -711,6 +880,59 @@ export const requirements = {
     source: 'docs/fleet.md: Human approval',
     behaviour:
       'On the account page (headless Chromium) a person sets the approval threshold, sees the purchases waiting for them, and declines or approves each; a refused approval says why and the request stays pending.',
+  },
+  'FLEET-APPROVAL-CREDITS': {
+    source: 'docs/fleet.md: Human approval',
+    behaviour:
+      'Approving on the account page with too few credits answers a page with the price, what is available and an Add credits link, not the refusal text with a request id; nothing is bought and the request waits on.',
+  },
+  'FLEET-SANDBOX-PLAN': {
+    source: 'docs/fleet.md: Plans',
+    behaviour:
+      'A sandbox principal no operator put on a plan is on ASSAY_SANDBOX_PLAN (default sandbox), a live one on ASSAY_DEFAULT_PLAN (Free); the sandbox plan cannot be set on a live principal.',
+  },
+  'FLEET-SANDBOX-FLEET': {
+    source: 'docs/fleet.md: Plans',
+    behaviour: 'Ten sandbox agents each sending 20 purchases and 20 top-ups at once in their first minute meet no 429.',
+  },
+  'FLEET-RATE-EXACT': {
+    source: 'docs/fleet.md: Rate limits',
+    behaviour:
+      "X-RateLimit-Remaining shows exactly one fewer on each call a gateway answers, from the bucket's size less one, on every plan.",
+  },
+  'CONTEXT-RATE-HEADERS': {
+    source: 'docs/contexts.md: Rate limits',
+    behaviour:
+      "Every context-file API answer carries X-RateLimit-*, 401s included: a request no credential identifies spends its client address's hourly allowance and meets 429 past it; a principal's allowance is its own.",
+  },
+  'OAUTH-IAT-ONCE': {
+    source: 'docs/oauth.md: Flows',
+    behaviour:
+      'An initial access token registers one client: a second registration with it gets 401 invalid_token and registers nothing; refused metadata spends nothing.',
+  },
+  'OAUTH-IAT-RACE': {
+    source: 'docs/oauth.md: Flows',
+    behaviour: 'Registrations racing with one initial access token register exactly one client.',
+  },
+  'OAUTH-IAT-PAGE': {
+    source: 'docs/oauth.md: Flows',
+    behaviour:
+      'In Chromium, issuing a token redirects to a page that shows it once with a working copy button under the Content-Security-Policy; a reload shows it no more and issues nothing.',
+  },
+  'MONEY-NO-PROCESSOR': {
+    source: 'docs/money.md: Live money: the payment processor',
+    behaviour:
+      'Without a payment processor a live top-up answers 403 payments_not_configured, not retryable, with no Retry-After, and credits nothing; the account page offers no card.',
+  },
+  'DOCS-README-LISTS': {
+    source: 'docs/architecture.md: One operation table',
+    behaviour:
+      "README's development block has a line for every bench script of package.json, and its documentation list links every page of docs/.",
+  },
+  'DOCS-README-BUILT': {
+    source: 'docs/architecture.md: One operation table',
+    behaviour:
+      "README's What is built table names every route the operation table and device sync serve in a built row, and no served route in a row that says not yet.",
   },
   'CONTEXT-CRUD': {
     source: 'docs/contexts.md: Routes',
@@ -801,6 +1023,11 @@ export const requirements = {
     behaviour:
       'A webhook URL must be https with a host and no user name or password; its host is resolved at registration and at every delivery, and it is refused when any address is loopback, private, link-local (the cloud metadata addresses), CGNAT, multicast, unspecified, broadcast, reserved or documentation, IPv6 unique-local or site-local, an IPv4-mapped, NAT64, 6to4 or Teredo form, or otherwise not public unicast; test mode allows 127.0.0.0/8 and ::1 and nothing else.',
   },
+  'SEC-WEBHOOK-URL-OPAQUE': {
+    source: 'docs/webhooks.md: The URL rule',
+    behaviour:
+      "A refused webhook URL (at registration on both base forms, and in a delivery attempt's recorded error) says only that the address is not public: never the address its host resolved to, nor its range, nor whether the name resolved at all; a failed connection's error leaves the address out.",
+  },
   'WEBHOOK-SEND': {
     source: 'docs/webhooks.md: Delivery',
     behaviour:
@@ -814,7 +1041,12 @@ export const requirements = {
   'WEBHOOK-DELIVERY': {
     source: 'docs/webhooks.md: Delivery',
     behaviour:
-      'Each event of a subscribed type made after registration is delivered once as {id, type, created_at, data}, signed with X-Webhook-Signature (hex HMAC-SHA256 of the body) and the Standard Webhooks headers; a tampered body fails the check; attempts are visible to the owner.',
+      'Each event of a subscribed type made after registration is delivered once as {id, type, created_at, sent_at, data}, signed with X-Webhook-Signature (hex HMAC-SHA256 of the body) and the Standard Webhooks headers; a tampered body fails the check; attempts are visible to the owner.',
+  },
+  'SEC-WEBHOOK-REPLAY': {
+    source: 'docs/webhooks.md: Replays',
+    behaviour:
+      "A delivery's body carries sent_at (the second webhook-timestamp names) under X-Webhook-Signature, so a receiver checking only that header accepts a delivery when it arrives, refuses the same capture after 5 minutes, and cannot be fooled by a moved sent_at; the Standard Webhooks headers are unchanged and verify.",
   },
   'WEBHOOK-RETRY': {
     source: 'docs/webhooks.md: Delivery',
@@ -845,6 +1077,31 @@ export const requirements = {
     source: 'docs/mcp.md: Events as a resource',
     behaviour:
       "assay://events is listed, read as GET /v1/events shows the caller's events (never another principal's), and subscribed to: new events of the principal send notifications/resources/updated on the session's event stream, whichever gateway holds it; none after unsubscribe.",
+  },
+  'FIRST-HOUR-LANDING': {
+    source: 'docs/oauth.md: Pages before signing in',
+    behaviour:
+      'A browser navigating to / (Accept: text/html) gets the landing page: what Assay is, sign up and sign in, the sandbox in one line of curl that works as written, the MCP endpoint, the docs and the API reference, Vary: Accept; a GET without HTML in Accept, a GET asking for text/event-stream and any POST keep the MCP endpoint’s typed 401; /docs, /docs/api and the guides are served, an unknown guide is 404.',
+  },
+  'FIRST-HOUR-TEST-MODE': {
+    source: 'docs/oauth.md: Test mode',
+    behaviour:
+      'The account page’s first lines say how to start and link the guides and the API reference; it issues sandbox agent tokens (shown once) that act for one sandbox principal tied to the account and share its one grant of test credits; a test purchase shows under test orders (title, state, agent name) and its events under test events, marked Test, while the live side has no order and its credits are untouched; another person sees none of it.',
+  },
+  'FIRST-HOUR-NAMES': {
+    source: 'docs/oauth.md: The account page',
+    behaviour:
+      'A waiting purchase on the account page shows the artifact’s title, the listing’s price and floor, whether its report meets the floor (with the score) and the agent’s (OAuth client’s) name, not the listing or agent id; a decision in Recent decisions names the same.',
+  },
+  'FIRST-HOUR-WEBHOOKS': {
+    source: 'docs/webhooks.md: On the account page',
+    behaviour:
+      'On the account page a person adds a webhook (a refused URL is named and the form keeps what was typed; the secret is shown once), sends it a test event (post, redirect, get) that arrives as webhook.test signed with that secret in both schemes, sees the delivery (event, outcome, attempt, response code, time), rotates the secret (both sign the next test event), pauses it (no test button, a forged test post is refused with words), and deletes it; another person’s posts for it are 404.',
+  },
+  'FIRST-HOUR': {
+    source: 'docs/oauth.md: Test mode',
+    behaviour:
+      'In one Chromium session: the landing page at /, sign-up, a sandbox agent token from the account page, a search and purchase by that token that settles (shown under test orders), a webhook added on the page and its test event received, signed, by a loopback HTTPS receiver and listed under its deliveries.',
   },
   'WEBHOOK-PAGE': {
     source: 'docs/webhooks.md: Disabling',
@@ -970,10 +1227,59 @@ export const requirements = {
     source: 'docs/sync.md: The command-line client',
     behaviour: 'Progress is one redrawn bar on a terminal (tmux) and plain lines otherwise; --json prints none.',
   },
+  'SYNC-CLI-SUMMARY': {
+    source: 'docs/sync.md: The command-line client',
+    behaviour:
+      'The line a sync prints counts files and bytes as a person reads them: "uploaded 1 file, 6 B", not "1 files, 0.0 kB".',
+  },
   'SYNC-CLI-ERRORS': {
     source: 'docs/sync.md: Exit codes',
     behaviour:
       'An unreachable server, a missing login, unsafe paths and flagged content each get a message naming the next step and their exit code.',
+  },
+  'CLI-HELP': {
+    source: 'docs/sync.md: The command-line client',
+    behaviour:
+      '`assay --help` (and -h, help, no command) prints the usage listing every command on stdout and exits 0; an unknown command exits 2 with a message on stderr.',
+  },
+  'CLI-HELP-COMMANDS': {
+    source: 'docs/sync.md: The command-line client',
+    behaviour:
+      "`assay <command> --help` prints that command's usage on stdout and exits 0 for every command, wherever --help stands among its arguments.",
+  },
+  'CLI-LOAD': {
+    source: 'docs/sync.md: The command-line client',
+    behaviour:
+      'Help, sync and verify-report load no module of gateway/, actors/ or storage/ (a loader hook records every module the process loads).',
+  },
+  'CLI-WORDING': {
+    source: 'docs/sync.md: The command-line client',
+    behaviour: 'Sizes are worded in B, kB, MB and GB with sensible precision, and counts agree with their nouns.',
+  },
+  'SEC-SYNC-COMMIT-LINKS': {
+    source: 'docs/sync.md: Injection scan',
+    behaviour:
+      "A snapshot with an entry under one of its own symlinks, or a symlink whose target leaves the folder once resolved through the snapshot's other links (a loop included), is refused with 422 unsafe_paths listing each, and nothing is stored.",
+  },
+  'SEC-SYNC-RESTORE-CONFINED': {
+    source: 'docs/sync.md: Restore',
+    behaviour:
+      '`assay restore` of a hostile revision (served by a server that skips the scan) writes nothing outside its directory: it refuses entries through links and links that leave the folder, and creates every path component by component without following a link.',
+  },
+  'SEC-SYNC-RESTORE-MODES': {
+    source: 'docs/sync.md: Restore',
+    behaviour:
+      '`assay restore` never sets the setuid, setgid or sticky bit: a mode is restored as its permission bits.',
+  },
+  'SEC-SYNC-QUOTA-RESERVED': {
+    source: 'docs/sync.md: Quota and limits',
+    behaviour:
+      "An upload reserves its size when it begins: concurrent uploads past the quota keep exactly what fits, the refused one's file is never left on disk, a dropped upload gives its reservation back, and usage counts exactly the blobs held.",
+  },
+  'SEC-SYNC-ORPHAN-SWEEP': {
+    source: 'docs/operations.md: Device sync sweep',
+    behaviour:
+      'The sweep releases reservations whose upload stopped and deletes blob files no owner holds and no upload reserved, and temporary files, older than the grace period; held, reserved and young files stay.',
   },
   'MONEY-TOPUP': {
     source: 'docs/money.md: Live top-ups (`POST /v1/topups` with a live token)',
@@ -990,6 +1296,11 @@ export const requirements = {
     behaviour:
       'A missing or foreign signature, a stale timestamp or a body changed after signing is 400 and credits nothing; unknown event types are acknowledged and ignored.',
   },
+  'MONEY-WEBHOOK-SHAPE': {
+    source: 'docs/money.md: The processor webhook (`POST /api/stripe/webhook`)',
+    behaviour:
+      'A signed event of a type Assay acts on whose fields are not in the shape it reads is refused with 503 (the processor redelivers it) and credits nothing; the same event in its shape credits once.',
+  },
   'MONEY-CONCURRENT': {
     source: 'docs/money.md: Live top-ups (`POST /v1/topups` with a live token)',
     behaviour:
@@ -1004,6 +1315,36 @@ export const requirements = {
     source: "docs/money.md: The person's data: `/api/` routes of the web app",
     behaviour:
       "The account export holds the signed-in person's data and nobody else's, and no secret; /api/health answers; the compliance route serves only the buyer's own orders.",
+  },
+  'MONEY-CHARGEBACK-REFUND': {
+    source: 'docs/money.md: Refunds and disputes',
+    behaviour:
+      "A processor refund of a card top-up debits what it refunded (partial refunds by amount_refunded's increments), once however often and in whatever order its events come; the balance may go negative, and a negative balance refuses purchases with insufficient_credits until a top-up pays it back.",
+  },
+  'MONEY-CHARGEBACK-DISPUTE': {
+    source: 'docs/money.md: Refunds and disputes',
+    behaviour:
+      'A dispute withholds its amount (topup.disputed), a won one returns it and a lost one keeps it (topup.dispute_closed); replayed events and a close that arrives before the dispute was seen open move the money once.',
+  },
+  'MONEY-CHARGEBACK-ORDER': {
+    source: 'docs/money.md: Refunds and disputes',
+    behaviour:
+      "Every order and repetition of a dispute's events, and of a charge's refund totals, ends in the same money, taken once and never beyond the charge; the fold refuses a purchase from a negative balance and a chargeback beyond its charge.",
+  },
+  'MONEY-CHARGEBACK-PAYOUT-HOLD': {
+    source: 'docs/money.md: Payouts held',
+    behaviour:
+      "A seller's accruals paid by a buyer with a dispute open or a chargeback owed wait, with those after them; those before are paid; they are paid once the buyer owes nothing.",
+  },
+  'MONEY-CHARGEBACK-SELLER-NEGATIVE': {
+    source: 'docs/money.md: Payouts held',
+    behaviour:
+      'A seller whose own balance is negative is paid nothing: starting a transfer answers insufficient_credits and the run lists the seller as held, until a top-up pays it back.',
+  },
+  'MONEY-CHARGEBACK-AUDIT': {
+    source: 'docs/operations.md: Audit',
+    behaviour:
+      'After refunds, disputes won, lost and out of order and held payouts, assay audit is clean: credits in = available + held + spent + withheld + reversed, chargeback entries and standing rows match their facts, and no transfer pays an accrual held by the rule.',
   },
   'OPS-METRICS': {
     source: 'docs/operations.md: Metrics',
@@ -1050,6 +1391,21 @@ export const requirements = {
     behaviour:
       "The compose balancer's configuration names both gateways on their ports with health checks on /healthz, and HAProxy accepts it (haproxy -c).",
   },
+  'DEPLOY-HAPROXY-PASSES': {
+    source: 'docs/deploy.md: The load balancer',
+    behaviour:
+      'deploy/haproxy.cfg run by the real HAProxy before a real gateway: its health checks of the gateway pass (HTTP/1.1 with a Host, which uWS answers), and GET, a POST with a body, 47 header lines, OPTIONS and HTTP/2 reach the gateway on both frontends.',
+  },
+  'DEPLOY-HAPROXY-REFUSES': {
+    source: 'docs/operations.md: What uWS never hands over',
+    behaviour:
+      'The shipped HAProxy front answers at once, on both frontends, what uWS would close at once, leave unanswered for about 10 s or read wrongly: a method other than GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS (405 with Allow), 48 or more header lines (400), two different Content-Length headers (400), HTTP/1.0 (426), a target that is not a path, no Host or two, and control characters in a header value (400).',
+  },
+  'DEPLOY-HAPROXY-FORWARDED': {
+    source: 'docs/deploy.md: The load balancer',
+    behaviour:
+      "Behind the shipped HAProxy, an X-Forwarded-For sent by the client never becomes its address: the gateway's per-address limits count the address HAProxy saw and appended.",
+  },
   'DEPLOY-MIGRATE': {
     source: 'docs/deploy.md: Upgrades',
     behaviour:
@@ -1088,6 +1444,11 @@ export const requirements = {
     source: 'docs/operations.md: Audit',
     behaviour: 'A fact appended with the id of an earlier one is reported as a duplicated fact id and event id.',
   },
+  'HARDEN-AUDIT-CONSERVATION': {
+    source: 'docs/operations.md: Audit',
+    behaviour:
+      "A fact that makes money out of nothing (a balance after it larger than the balance before plus what it moves) is reported twice: as that fact's balance, and as the principal's credits in no longer equal to available + held + spent.",
+  },
   'HARDEN-AUDIT-LIVE': {
     source: 'docs/operations.md: Audit',
     behaviour:
@@ -1111,17 +1472,136 @@ export const requirements = {
   'HARDEN-FUZZ': {
     source: 'docs/operations.md: Generated bad input',
     behaviour:
-      "Generated bad requests on every route of the served OpenAPI documents get a documented status in the route's error shape, never a 5xx but 503 unavailable, never a hang, no logged failure; afterwards every balance, order, event and stored row is unchanged.",
+      "Generated bad requests on every route of the served OpenAPI documents get a documented status in the route's error shape, never a 5xx (the system is up: not even 503 unavailable), never a hang, no logged failure; afterwards every balance, order, event and stored row is unchanged.",
   },
   'HARDEN-NATS-CLUSTER': {
     source: 'docs/operations.md: Durability and replicas',
     behaviour:
       "On a 3-node JetStream cluster with R3, SIGKILL of the LEDGER leader mid-load and of the node holding the projectors' consumers: every purchase answer is 201 or 503 unavailable, purchases serve again within the stated bound, the restarted node rejoins current, the projections resume, and no purchase answered 201 is lost or applied twice.",
   },
+  'PROJ-STALL-VISIBLE': {
+    source: 'docs/operations.md: Stalled projections',
+    behaviour:
+      'While a projection is stalled (its stream ahead of it and nothing applied for longer than the stall bound), /healthz shows a projection_stalled alert, assay status marks it STALLED, and the metrics show it stalled with its lag growing; all three clear once it moves again.',
+  },
+  'PROJ-STALL-RECOVER': {
+    source: 'docs/operations.md: Stalled projections',
+    behaviour:
+      "When the NATS node holding a projector's consumer dies while the stream grows, the projector drops the consumer that delivers nothing and re-creates it without waiting on the dead node, the projections catch up within the stated bound, and no fact is skipped or applied twice.",
+  },
   'HARDEN-REBALANCE': {
     source: 'docs/operations.md: Rebalancing',
     behaviour:
       "With purchases running, a joining actor host takes its share, a SIGTERMed host hands its shards over by release within the lease TTL (no lease lapses), a SIGKILLed host's shards move within the lease bound; only 201 or 503 unavailable, and no purchase lost or applied twice.",
+  },
+  'SEC-HEADER-INJECTION': {
+    source: 'docs/threat-model.md: Headers and redirects',
+    behaviour:
+      'A sign-in `next` holding CR, LF or another origin adds no header and plants no cookie: the redirect is re-serialised and stays on the site (raw HTTP and Chromium).',
+  },
+  'SEC-HEADER-WRITER': {
+    source: 'docs/threat-model.md: Headers and redirects',
+    behaviour:
+      'The one header writer refuses a header whose name is not a token or whose name or value holds a control character: the response is answered 500 whole and nothing is injected.',
+  },
+  'SEC-TOKEN-KIND': {
+    source: 'docs/threat-model.md: Tokens',
+    behaviour:
+      'An OAuth access token is told by its signed claims, not its prefix: once revoked it is refused with or without `asyo_` on /v1, MCP, the context-file API and sync; RFC 7009 revokes the bare form; a prefixed token naming no grant is refused.',
+  },
+  'SEC-EXCHANGE-REVOKE': {
+    source: 'docs/threat-model.md: Tokens',
+    behaviour:
+      'Revoking an access token revokes the tokens exchanged from it and theirs; another grant is untouched, and a revoked child cannot be exchanged.',
+  },
+  'SEC-BAD-INPUT-DEPTH': {
+    source: 'docs/threat-model.md: Bad input',
+    behaviour:
+      'Bodies nested 40,000 deep get the face’s bad-input error (registration, agent REST, MCP, the context-file API), never 503, and nothing is created.',
+  },
+  'SEC-BAD-INPUT-KEYS': {
+    source: 'docs/threat-model.md: Bad input',
+    behaviour:
+      'Names that reach a prototype (constructor, toString, __proto__) are ordinary unknown names: unsupported_grant_type, form fields, notice codes, cookies and MCP arguments.',
+  },
+  'SEC-LOOPBACK-REDIRECT': {
+    source: 'docs/threat-model.md: OAuth redirect URIs',
+    behaviour: 'An http redirect URI must be on a literal loopback address; `localhost` is refused at registration.',
+  },
+  'SEC-CLIENT-ADDRESS': {
+    source: 'docs/threat-model.md: Client addresses and rate limits',
+    behaviour: 'Behind N trusted proxies the client address is the Nth X-Forwarded-For entry from the right.',
+  },
+  'SEC-PER-ADDRESS-LIMITS': {
+    source: 'docs/threat-model.md: Client addresses and rate limits',
+    behaviour:
+      'Behind a proxy, sign-in limits hold whatever a client writes in X-Forwarded-For; sign-ups are bounded for all addresses together; device codes are bounded per address and per client, and refusals store nothing.',
+  },
+  'SEC-CONTENT-LENGTH': {
+    source: 'docs/threat-model.md: The HTTP layer',
+    behaviour:
+      'A request with two different Content-Length values gets 400 and its connection closed, and changes nothing; the same value twice is served.',
+  },
+  'OAUTH-SIGNUP-ONCE': {
+    source: 'docs/oauth.md: Accounts and sessions',
+    behaviour:
+      'The same sign-up form sent again signs in to the account it made (another form or password is told the email is taken, one account); password work past its own deadline hands the form back with the same submission, and the account is made.',
+  },
+  'X402-402': {
+    source: 'docs/x402.md: The resource',
+    behaviour:
+      "An unpaid request of a listing's x402 resource answers 402 with PAYMENT-REQUIRED: exact scheme, the configured network, asset and payTo, the price at the configured rate, the token's EIP-712 domain, and a description naming the artifact, content hash, report (readable with no account, verifying offline), verdict and refund rule.",
+  },
+  'X402-BUY': {
+    source: 'docs/x402.md: Paying',
+    behaviour:
+      'A real x402 client pays and receives the content whose sha256 is the content hash, PAYMENT-RESPONSE, the order id, a signed receipt and an x402 bundle that verify offline; the order is an ordinary order of the payer principal.',
+  },
+  'X402-REPLAY': {
+    source: 'docs/x402.md: Replays and retries',
+    behaviour:
+      'A replayed payment signature answers its order again and settles, credits and buys nothing; two copies sent at once buy once.',
+  },
+  'X402-RESUME': {
+    source: 'docs/x402.md: Replays and retries',
+    behaviour: 'A payment settled but not bought is finished by its retry: credited once, bought once.',
+  },
+  'X402-PENDING': {
+    source: 'docs/x402.md: Paying',
+    behaviour:
+      'A payment for an edition whose report is pending holds its order (503 with PAYMENT-RESPONSE and the order id), the same signature again charges nothing, and an order refunded for want of a report answers order_refunded.',
+  },
+  'X402-FLOOR': {
+    source: "docs/x402.md: Refunds and the payer's balance",
+    behaviour:
+      "A paid order whose report misses the floor answers 409 order_refunded with PAYMENT-RESPONSE, and the price is on the payer principal's credit balance.",
+  },
+  'X402-REFUSED': {
+    source: 'docs/x402.md: Paying',
+    behaviour:
+      'An underpayment, an overpayment, a wrong network, an expired authorization, a malformed payment, a purchase the rules refuse and an unreachable facilitator each get their documented answer and change nothing.',
+  },
+  'X402-DISCOVERY': {
+    source: 'docs/x402.md: Discovery',
+    behaviour: 'Live listings are x402 discovery items found by the search rules, each with its requirements.',
+  },
+  'X402-MCP': {
+    source: 'docs/x402.md: MCP',
+    behaviour:
+      'The MCP tool answers PaymentRequired as an error result as the x402 MCP transport does, and buys with the payment in _meta["x402/payment"], answering the settlement in _meta["x402/payment-response"].',
+  },
+  'X402-AUDIT': {
+    source: 'docs/x402.md: Money and the audit',
+    behaviour: 'After x402 purchases, refunds and refusals, assay audit holds.',
+  },
+  'X402-OFF': {
+    source: 'docs/x402.md: Configuration',
+    behaviour: 'With no facilitator configured the x402 routes answer 404 and nothing is advertised.',
+  },
+  'X402-CONFIG': {
+    source: 'docs/x402.md: Configuration',
+    behaviour:
+      'The settings refuse a facilitator without a pay-to address, and a network or asset that is not an EVM one.',
   },
 } as const satisfies Record<string, { source: string; behaviour: string }>;
 

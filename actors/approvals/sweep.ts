@@ -2,23 +2,13 @@
 // projection and sent to their principals' actors to expire (`approval.expire`). Sweeps in several workers may
 // send the same request; the actor expires a request once and only when it is pending and past its time, so a
 // duplicate does nothing. The clock is injected: tests move it instead of waiting a day.
+import { internalRequest } from '../../contracts/index.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { NatsConnection } from '@nats-io/nats-core';
-import type { Logger } from 'pino';
-import type { Names } from '../../contracts/index.ts';
-import { expiredApprovals, type Sql } from '../../storage/index.ts';
-import type { Clock } from '../runtime/clock.ts';
-import { busRequest, internalRequest } from '../runtime/service.ts';
+import { expiredApprovals } from '../../storage/index.ts';
+import { busRequest } from '../runtime/service.ts';
+import type { DueWorkLoopDeps } from '../runtime/worker-deps.ts';
 
-export interface ApprovalSweepDeps {
-  nc: NatsConnection;
-  sql: Sql;
-  names: Names;
-  clock: Clock;
-  log: Logger;
-  pollMs: number;
-  timeoutMs: number;
-}
+export type ApprovalSweepDeps = DueWorkLoopDeps;
 
 /** Requests expired per pass; a full pass goes on at once. */
 const batch = 256;

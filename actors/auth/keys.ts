@@ -31,8 +31,14 @@ export async function rotateKey(sql: Sql, purpose: KeyPurpose, clock: Clock): Pr
   return (await activeKey(sql, purpose))!;
 }
 
-export async function publicJwks(sql: Sql, purpose: KeyPurpose): Promise<{ keys: JWK[] }> {
-  return { keys: (await allKeys(sql, purpose)).map((k) => k.publicJwk as JWK) };
+/** The public keys of one purpose as a JWK set, each naming its key id (verifiers pick a key by `kid`). */
+export async function publicJwks(
+  sql: Sql,
+  purpose: KeyPurpose,
+): Promise<{ keys: (JWK & { kid: string; kty: string })[] }> {
+  return {
+    keys: (await allKeys(sql, purpose)).map((k) => ({ ...k.publicJwk, kid: k.kid, kty: k.publicJwk.kty ?? 'EC' })),
+  };
 }
 
 export interface TokenRequest {

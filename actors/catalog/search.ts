@@ -13,6 +13,7 @@ import {
   okReply,
   pageLimits,
   type ServiceHandlers,
+  type TrustJudgeT,
 } from '../../contracts/index.ts';
 import {
   browseArtifacts,
@@ -32,7 +33,9 @@ import {
 } from '../../storage/index.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { badCursor, decodeNumberCursor, encodeCursor } from '../shared/cursor.ts';
-import { trustDecay, trustScore } from './trust.ts';
+import { trustDecay } from '../shared/trust-weight.ts';
+import { judgeQualityOf } from '../verification/judges/quality.ts';
+import { trustScore } from './trust.ts';
 
 /** How long a topic's words and typo alternatives are reused: a catalog word newer than this may be missed. */
 export const topicWordsTtlMs = 60_000;
@@ -126,12 +129,15 @@ export function searchHandler(d: SearchDeps): SearchHandler {
         nowMs,
       );
       const ids = r.live_listing_ids;
+      // Written together by the listing projection (migration 043); apart, the page would not be JSON.
+      if (r.live_offer_terms.length !== ids.length)
+        throw new Error(`offer terms out of step with ids: ${r.search_item}`);
       let offers = '';
       for (let i = 0; i < ids.length; i++) {
-        offers += `${i === 0 ? '' : ','}{"listing_id":"${ids[i]}","offer_url":${offerUrlOpen}${ids[i]}"}`;
+        offers += `${i === 0 ? '' : ','}{"listing_id":"${ids[i]}","offer_url":${offerUrlOpen}${ids[i]}",${r.live_offer_terms[i]}}`;
       }
       parts.push(
-        `{"artifact":${r.search_item},"trust":{"score":${trust.score},"sampleSize":${trust.sampleSize},"passRate":${trust.passRate}},"liveListingIds":${ids.length === 0 ? '[]' : `["${ids.join('","')}"]`},"offers":[${offers}]}`,
+        `{"artifact":${r.search_item},"trust":{"score":${trust.score},"sampleSize":${trust.sampleSize},"passRate":${trust.passRate},"judge":${trustJudgeJson(r.current_judge_version)}},"liveListingIds":${ids.length === 0 ? '[]' : `["${ids.join('","')}"]`},"offers":[${offers}]}`,
       );
     }
     return parts.join(',');
@@ -230,6 +236,21 @@ export function searchHandler(d: SearchDeps): SearchHandler {
  * The most rows a ranked tier walks before looking its matches up. Walking costs about limit * size / matches rows,
  * looking up costs about matches: the cut-off that bounds the worse of the two is their geometric mean.
  */
+const trustJudgeCache = new Map<string, string>();
+
+/** The search item's `trust.judge`, as JSON: the report's judge version and its measured quality (a few versions). */
+function trustJudgeJson(version: string | null): string {
+  if (version === null) return 'null';
+  let json = trustJudgeCache.get(version);
+  if (json === undefined) {
+    const judge: TrustJudgeT = { version, quality: judgeQualityOf(version) };
+    json = JSON.stringify(judge);
+    // Versions are few and fixed; a bound still keeps an odd stored value from growing the map.
+    if (trustJudgeCache.size < 1000) trustJudgeCache.set(version, json);
+  }
+  return json;
+}
+
 export function walkCutOff(limit: number, catalogRows: number): number {
   return Math.max(walkRowsMin, Math.ceil(Math.sqrt(limit * catalogRows)));
 }

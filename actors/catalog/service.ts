@@ -2,25 +2,22 @@
 // principal actor, which owns the Idempotency-Key), and every catalog read: search, reports, trust, errata,
 // listings, offers. The sandbox line is enforced here: a caller sees only its own side, the other side is 404.
 import { createHash } from 'node:crypto';
-import type { NatsConnection } from '@nats-io/nats-core';
-import type { Logger } from 'pino';
+import Type from 'typebox';
 import {
   type ArtifactQuote,
   type ArtifactT,
   type BusReply,
   canonicalJson,
-  type Config,
   type ErratumT,
   errorReply,
   type ListingT,
-  type Names,
   type OfferDocumentT,
   okReply,
   pageLimits,
+  schemas,
   type PublishEditionCommand,
   type SearchItemT,
   type ServiceHandlers,
-  pgSpan,
 } from '../../contracts/index.ts';
 import {
   type ArtifactRow,
@@ -43,7 +40,8 @@ import {
   subjectSandbox,
   trustAggregates,
 } from '../../storage/index.ts';
-import type { Clock } from '../runtime/clock.ts';
+import { pgSpan } from '../runtime/telemetry.ts';
+import type { WorkerServiceDeps } from '../runtime/worker-deps.ts';
 import {
   badCursor,
   decodeNumberCursor,
@@ -51,11 +49,25 @@ import {
   encodeCursor,
   encodeTimeIdCursor,
 } from '../shared/cursor.ts';
+import { storedJson } from '../shared/stored-json.ts';
 import { parseArtifact } from '../verification/format.ts';
+import { judgeQualityOf } from '../verification/judges/quality.ts';
 import { meetsFloor } from '../verification/report.ts';
 
 import { searchHandler } from './search.ts';
 import { trustScore } from './trust.ts';
+
+/** What a trust subject can be (`GET /v1/trust/{subject}`). */
+const trustKinds = ['principal', 'agent', 'artifact'] as const;
+
+/** The parts of a stored report an offer document carries. */
+const OfferReportParts = Type.Pick(schemas.VerificationReport, [
+  'judgeModel',
+  'judgePromptVersion',
+  'judgePromptHash',
+  'createdAt',
+  'summary',
+]);
 
 type PublishRequest = PublishEditionCommand['request'];
 
@@ -66,15 +78,9 @@ export function contentHash(content: string): string {
   return `sha256:${createHash('sha256').update(content, 'utf8').digest('hex')}`;
 }
 
-export interface CatalogDeps {
-  nc: NatsConnection;
-  sql: Sql;
-  names: Names;
-  config: Config;
-  clock: Clock;
+export interface CatalogDeps extends WorkerServiceDeps {
   /** The version of the configured judge: new editions are recorded to be judged with it. */
   judgeVersion: string;
-  log?: Logger;
 }
 
 export function catalogService(d: CatalogDeps) {
@@ -139,8 +145,7 @@ export function catalogService(d: CatalogDeps) {
     getArtifact: async ({ params, caller }) => {
       const artifact = await getArtifact(sql, params.artifact_id);
       if (!artifact || artifact.sandbox !== caller.sandbox) return errorReply('not_found', 'no artifact with this id');
-      const reply = artifactReply(artifact, await currentEdition(sql, artifact.id), false) as { body: ArtifactT };
-      const { editionCreated: _, ...body } = reply.body;
+      const { editionCreated: _, ...body } = artifactBody(artifact, await currentEdition(sql, artifact.id), false);
       return okReply(200, body);
     },
 
@@ -152,7 +157,10 @@ export function catalogService(d: CatalogDeps) {
 
     getTrust: async ({ params, caller }) => {
       const subject = params.subject;
-      const [kind, id] = subject.split(':') as ['principal' | 'agent' | 'artifact', string];
+      // The path's schema holds it to `<kind>:<id>`; the kind is read as one of the three, not cast.
+      const kind = trustKinds.find((k) => subject.startsWith(`${k}:`));
+      if (kind === undefined) return errorReply('not_found', 'no such subject');
+      const id = subject.slice(kind.length + 1);
       const sandbox =
         kind === 'artifact' ? ((await getArtifact(sql, id))?.sandbox ?? null) : await subjectSandbox(sql, kind, id);
       if (sandbox === null || sandbox !== caller.sandbox) return errorReply('not_found', `no ${kind} with this id`);
@@ -222,6 +230,7 @@ export function catalogService(d: CatalogDeps) {
         judgeVersion: edition.judge_version,
         openErrata: edition.open_errata,
         trustScore: trustScore(trust.get(`artifact:${body.artifactId}`), d.clock.nowMs()).score,
+        judgeSpecificity: judgeQualityOf(edition.judge_version)?.specificity ?? null,
         report:
           edition.report_digest === null
             ? null
@@ -234,15 +243,7 @@ export function catalogService(d: CatalogDeps) {
   async function offerDocument(listing: ListingRow, artifact: ArtifactRow): Promise<OfferDocumentT> {
     const digest = artifact.current_report_digest;
     const report = digest ? await getReport(sql, digest) : null;
-    const parsed = report
-      ? (JSON.parse(report.body) as {
-          judgeModel: string;
-          judgePromptVersion: string;
-          judgePromptHash: string;
-          createdAt: string;
-          summary: { meanEntailment: number };
-        })
-      : null;
+    const parsed = report ? storedJson(OfferReportParts, report.body, `report ${digest}`) : null;
     const updated = [listing.updated_at.toISOString(), parsed?.createdAt ?? ''].sort().at(-1)!;
     return {
       offer_version: 'offer-v1',
@@ -321,8 +322,12 @@ function artifactFields(r: ArtifactRow): SearchItemT['artifact'] {
 }
 
 function artifactReply(r: ArtifactRow, e: EditionRow | null, created: boolean): BusReply {
-  const body: ArtifactT = {
-    ...(artifactFields(r) as ArtifactT),
+  return okReply(201, artifactBody(r, e, created));
+}
+
+function artifactBody(r: ArtifactRow, e: EditionRow | null, created: boolean): ArtifactT {
+  return {
+    ...artifactFields(r),
     currentEdition: {
       id: e!.id,
       number: e!.number,
@@ -332,7 +337,6 @@ function artifactReply(r: ArtifactRow, e: EditionRow | null, created: boolean): 
     },
     editionCreated: created,
   };
-  return okReply(201, body);
 }
 
 export function listingFields(r: ListingRow, offerUrl: string): ListingT {

@@ -5,27 +5,14 @@
 //   sampleSize = number of samples;  passRate = passes / samples (unweighted), null without samples
 //
 // With no samples the score is 0.5. A sample's weight halves every 30 days, so old outcomes fade but never flip
-// the sign of the evidence. Sums are stored anchored at a fixed epoch (weight 2^((t - epoch) / halfLife)), so
-// adding a sample is one addition and reading a score multiplies the sums by 2^(-(now - epoch) / halfLife).
+// the sign of the evidence. The weights and their decay are shared/trust-weight.ts's.
 import type { TrustAggregate } from '../../storage/index.ts';
-
-export const trustHalfLifeDays = 30;
-const halfLifeMs = trustHalfLifeDays * 86_400_000;
-const epochMs = Date.parse('2026-01-01T00:00:00.000Z');
-
-export function weightAtEpoch(atMs: number): number {
-  return 2 ** ((atMs - epochMs) / halfLifeMs);
-}
+import { trustDecay } from '../shared/trust-weight.ts';
 
 export interface TrustValue {
   score: number;
   sampleSize: number;
   passRate: number | null;
-}
-
-/** What the epoch-anchored sums are multiplied by to weigh them as seen at `nowMs`. */
-export function trustDecay(nowMs: number): number {
-  return 2 ** (-(nowMs - epochMs) / halfLifeMs);
 }
 
 export function trustScore(agg: TrustAggregate | undefined, nowMs: number): TrustValue {

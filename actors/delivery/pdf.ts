@@ -1,121 +1,30 @@
 // The PDF rendering of an edition: its Markdown, tokenised by marked's lexer (no HTML, no browser), laid out with
-// pdfkit in the standard PDF fonts. Pure: the same input gives the same bytes, so a rendering can be cached under
-// `pdfRendererVersion` and made again at will. See docs/purchases.md, "Delivery".
+// pdfkit in fonts the project ships (actors/delivery/pdf-fonts.ts says which, and what becomes of characters none of
+// them draws). Pure: the same input gives the same bytes, so a rendering can be cached under `pdfRendererVersion`
+// and made again at will. See docs/purchases.md, "Delivery".
 import assert from 'node:assert/strict';
 import { Lexer, type Token, type Tokens } from 'marked';
 import PDFDocument from 'pdfkit';
-import { schemas } from '../../contracts/index.ts';
 import { type ParsedArtifact, type ParsedClaim, type ParsedSource, parseArtifact } from '../verification/format.ts';
+import {
+  breakableSource,
+  codePointText,
+  type FaceName,
+  type FontStyle,
+  face,
+  faceAscender,
+  faceDescender,
+  isWide,
+  monoAdvance,
+  primaryFace,
+  segments,
+  type UndrawnGroup,
+  undrawnCharacters,
+} from './pdf-fonts.ts';
 
-/** Names the layout: bump it whenever the bytes for some input change (delivered PDFs are cached by it). */
-export const pdfRendererVersion = 'pdf/1.0.0';
+import { type PdfInput, pdfMarkdownCharsMax, pdfRendererVersion } from './pdf-input.ts';
 
-/** The largest Markdown rendered: an edition's content is never longer (contracts' `contentCharsMax`). */
-export const pdfMarkdownCharsMax = schemas.contentCharsMax;
-
-export interface PdfInput {
-  /** The edition's Markdown, exactly as stored. */
-  markdown: string;
-  title: string;
-  /** `sha256:<hex>` of the Markdown: the judged bytes this PDF renders. */
-  contentHash: string;
-  /** Digest of the edition's signed report, or null before it is judged. */
-  reportDigest: string | null;
-  editionId: string;
-  /** ISO 8601: the edition's creation time, used as the PDF's creation and modification date. */
-  createdAt: string;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Characters. The standard fonts are drawn through WinAnsiEncoding (Windows-1252): pdfkit writes any other
-// character as bytes the viewer shows as garbage. Every string drawn goes through `toWinAnsi` first: a few
-// typographic characters get their usual ASCII spelling, invisible format characters are left out, and every
-// other character is written as its code point, `<U+4E2D>`, so nothing is lost and nothing is guessed. Page 1 says
-// how many characters were written so; the Markdown format holds the exact text.
-// ---------------------------------------------------------------------------------------------------------------
-
-/** Characters above U+00FF that Windows-1252 has (0x80..0x9F). */
-const winAnsiHigh = new Set([
-  0x152, 0x153, 0x160, 0x161, 0x178, 0x17d, 0x17e, 0x192, 0x2c6, 0x2dc, 0x2013, 0x2014, 0x2018, 0x2019, 0x201a, 0x201c,
-  0x201d, 0x201e, 0x2020, 0x2021, 0x2022, 0x2026, 0x2030, 0x2039, 0x203a, 0x20ac, 0x2122,
-]);
-
-/** Unambiguous ASCII (or Windows-1252) spellings; an empty string leaves out a character that has no glyph. */
-const spelledAs = new Map<number, string>([
-  // Spaces of other widths.
-  ...[
-    0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x202f, 0x205f, 0x3000,
-  ].map((c) => [c, ' '] as [number, string]),
-  // Invisible format characters: soft hyphen, zero-width space and joiners, direction marks, word joiner, BOM,
-  // variation selectors.
-  ...[0x00ad, 0x200b, 0x200c, 0x200d, 0x200e, 0x200f, 0x2060, 0xfeff].map((c) => [c, ''] as [number, string]),
-  ...Array.from({ length: 16 }, (_, i) => [0xfe00 + i, ''] as [number, string]),
-  [0x2010, '-'],
-  [0x2011, '-'],
-  [0x2012, '-'],
-  [0x2015, '\u2014'],
-  [0x2212, '-'],
-  [0x2043, '-'],
-  [0x201b, "'"],
-  [0x201f, '"'],
-  [0x2032, "'"],
-  [0x2033, '"'],
-  [0x2024, '.'],
-  [0x2219, '\u00b7'],
-  [0x22c5, '\u00b7'],
-  [0x2217, '*'],
-  [0x2215, '/'],
-  [0x2044, '/'],
-  [0x223c, '~'],
-  [0x2190, '<-'],
-  [0x2192, '->'],
-  [0x2194, '<->'],
-  [0x21d2, '=>'],
-  [0x21d4, '<=>'],
-  [0x2264, '<='],
-  [0x2265, '>='],
-  [0x2260, '!='],
-  [0x2248, '~='],
-]);
-
-const plainAscii = /^[\n\x20-\x7e]*$/;
-/** How `toWinAnsi` writes a code point; with its capture group, `split` keeps the markers at odd indexes. */
-const codePointMarker = /(<U\+[0-9A-F]{4,6}>)/;
-
-/** In Windows-1252 and drawn as itself: the soft hyphen is there too, but pdfkit would draw it as a hyphen. */
-function inWinAnsi(cp: number): boolean {
-  return (cp >= 0x20 && cp <= 0x7e) || (cp >= 0xa0 && cp <= 0xff && cp !== 0xad) || winAnsiHigh.has(cp);
-}
-
-/**
- * `text` as the standard fonts can draw it: NFC, tabs as spaces, line feeds kept, Windows-1252 characters kept,
- * the spellings above, and `<U+XXXX>` for anything else (including control characters and lone surrogates).
- */
-export function toWinAnsi(text: string): string {
-  if (plainAscii.test(text)) return text;
-  let out = '';
-  for (const ch of text.normalize('NFC')) {
-    const cp = ch.codePointAt(0)!;
-    if (cp === 0x0a || inWinAnsi(cp)) out += ch;
-    else if (cp === 0x09) out += ' ';
-    else {
-      const spelled = spelledAs.get(cp);
-      out += spelled ?? `<U+${cp.toString(16).toUpperCase().padStart(4, '0')}>`;
-    }
-  }
-  return out;
-}
-
-/** How many characters of `text` `toWinAnsi` changes (spells otherwise, leaves out or writes as a code point). */
-export function nonWinAnsiCount(text: string): number {
-  if (plainAscii.test(text)) return 0;
-  let n = 0;
-  for (const ch of text.normalize('NFC')) {
-    const cp = ch.codePointAt(0)!;
-    if (cp !== 0x0a && cp !== 0x09 && !inWinAnsi(cp)) n++;
-  }
-  return n;
-}
+export { type PdfInput, pdfMarkdownCharsMax, pdfRendererVersion };
 
 // ---------------------------------------------------------------------------------------------------------------
 // Layout constants (points; A4 is 595.28 x 841.89).
@@ -133,18 +42,19 @@ const colour = {
   quoteBar: '#b4b4b4',
   marker: '#a0522d',
 };
+/** The styles of pdf-fonts.ts, by the names the layout uses. */
 const font = {
-  sans: 'Helvetica',
-  sansBold: 'Helvetica-Bold',
-  sansItalic: 'Helvetica-Oblique',
-  sansBoldItalic: 'Helvetica-BoldOblique',
-  serif: 'Times-Roman',
-  serifBold: 'Times-Bold',
-  serifItalic: 'Times-Italic',
-  serifBoldItalic: 'Times-BoldItalic',
-  mono: 'Courier',
-  monoBold: 'Courier-Bold',
-};
+  sans: 'sans',
+  sansBold: 'sansBold',
+  sansItalic: 'sansItalic',
+  sansBoldItalic: 'sansBoldItalic',
+  serif: 'serif',
+  serifBold: 'serifBold',
+  serifItalic: 'serifItalic',
+  serifBoldItalic: 'serifBoldItalic',
+  mono: 'mono',
+  monoBold: 'monoBold',
+} as const satisfies Record<string, FontStyle>;
 const size = { body: 10.5, quote: 11, code: 8.5, small: 8.5, footer: 8, title: 20, claimId: 9 };
 const headingSize = [0, 17, 14, 12, 10.5, 10, 10] as const;
 const lineGap = 2.5;
@@ -173,7 +83,7 @@ interface Style {
 
 interface Run {
   text: string;
-  font: string;
+  font: FontStyle;
   size: number;
   colour: string;
   strike: boolean;
@@ -181,7 +91,7 @@ interface Run {
   goTo: string | null;
 }
 
-function fontOf(s: Style): string {
+function fontOf(s: Style): FontStyle {
   if (s.mono) return s.bold ? font.monoBold : font.mono;
   if (s.serif)
     return s.bold ? (s.italic ? font.serifBoldItalic : font.serifBold) : s.italic ? font.serifItalic : font.serif;
@@ -366,6 +276,23 @@ interface Bar {
   y1: number;
 }
 
+/** The slant given to italic text a face without italics draws (Japanese, symbols), in degrees. */
+const obliqueDegrees = 12;
+
+/**
+ * pdfkit's text entry point behind `text` and `heightOfString`: it lays out and wraps, and hands each line to
+ * `lineCallback` (which `text` uses to draw it). Measuring calls it with a callback that only moves down.
+ */
+interface PdfKitTextInternals {
+  _text(
+    text: string,
+    x: number | PDFKit.Mixins.TextOptions,
+    y: number | undefined,
+    options: PDFKit.Mixins.TextOptions | undefined,
+    lineCallback: () => void,
+  ): void;
+}
+
 interface Paint {
   align?: 'left' | 'right' | 'center';
   lineGap?: number;
@@ -375,13 +302,15 @@ interface Paint {
 }
 
 /**
- * A word this long is wider than any line at any size used here (the narrowest glyph, Helvetica's `i` at 7 pt, is
- * 1.5 pt wide; a line is at most 467 pt), so pdfkit would break it anyway; handing it over in pieces of this length
- * keeps that linear (pdfkit measures the whole rest of an overlong word again after every line it fills).
+ * A word this long is wider than any line at any size used here (the narrowest glyph, Noto Sans' `i` at 7 pt, is
+ * 1.8 pt wide; a line is at most 467 pt), so pdfkit would break it anyway; handing it over in pieces of this length
+ * keeps that linear (pdfkit measures the whole rest of an overlong word again after every line it fills). Text
+ * that may break after every character (Japanese, Chinese) is no word.
  */
 const longWordChars = 400;
-const longWord = new RegExp(`\\S{${longWordChars},}`);
-const longWords = new RegExp(`\\S{${longWordChars},}`, 'g');
+const unbreakable = `[^\\s${breakableSource}]`;
+const longWord = new RegExp(`${unbreakable}{${longWordChars},}`);
+const longWords = new RegExp(`${unbreakable}{${longWordChars},}`, 'g');
 
 function pieces(text: string): string[] {
   if (text.length < longWordChars || !longWord.test(text)) return [text];
@@ -389,13 +318,17 @@ function pieces(text: string): string[] {
   let from = 0;
   for (const m of text.matchAll(longWords)) {
     for (let cut = m.index + longWordChars; cut < m.index + m[0].length; cut += longWordChars) {
-      out.push(text.slice(from, cut));
-      from = cut;
+      // Never between the two halves of a character beyond U+FFFF.
+      const at = isLowSurrogate(text.charCodeAt(cut)) ? cut - 1 : cut;
+      out.push(text.slice(from, at));
+      from = at;
     }
   }
   out.push(text.slice(from));
   return out;
 }
+
+const isLowSurrogate = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff;
 
 /** Space above a heading of `depth`, and about all it takes with that space and its rule. */
 const headingGap = (depth: number) => (depth <= 2 ? 12 : depth === 3 ? 10 : 6);
@@ -418,6 +351,7 @@ class Renderer {
   private readonly destinations = new Set<string>();
   private readonly links = new Set<string>();
   private outlineTop: PDFKit.PDFOutline | null = null;
+  private readonly registered = new Set<FaceName>();
 
   constructor(
     private readonly input: PdfInput,
@@ -456,7 +390,6 @@ class Renderer {
       displayTitle: true,
       // Fixed dates and no other varying entry: pdfkit derives the file ID from this dictionary.
       info: info as PDFKit.DocumentInfo,
-      font: font.sans,
     });
     this.doc.on('pageAdded', () => {
       // A quote running over a page break gets a bar on each page.
@@ -502,21 +435,55 @@ class Renderer {
       .restore();
   }
 
-  /** Height of `sz`-point `f` above its baseline. */
-  private ascent(f: string, sz: number): number {
-    this.doc.font(f);
-    return ((this.doc as unknown as { _font: { ascender: number } })._font.ascender * sz) / 1000;
+  /** Height of `sz`-point text above its baseline: every face is laid out with the same ascender. */
+  private ascent(sz: number): number {
+    return (faceAscender * sz) / 1000;
+  }
+
+  /** The height of one line of `sz`-point text, with the gap under it. */
+  private lineHeight(sz: number): number {
+    return ((faceAscender - faceDescender) * sz) / 1000 + lineGap;
+  }
+
+  /** Sets `name` at `sz` points, registering it with this document the first time. */
+  private useFace(name: FaceName, sz: number): void {
+    if (!this.registered.has(name)) {
+      // pdfkit takes an opened fontkit font as it is (it checks for `layout`); its types only name files and bytes.
+      this.doc.registerFont(name, face(name) as unknown as Uint8Array);
+      this.registered.add(name);
+    }
+    this.doc.font(name).fontSize(sz);
+  }
+
+  /** The width of `s` on one line in `style` at `sz` points. */
+  private widthOf(s: string, style: FontStyle, sz: number): number {
+    let width = 0;
+    for (const seg of segments(s, style)) {
+      this.useFace(seg.face, sz);
+      width += this.doc.widthOfString(seg.text);
+    }
+    return width;
   }
 
   /** The height `s` takes wrapped to `width`; a text with an overlong word counts as taller than a page. */
-  private heightOf(s: string, width: number, f: string, sz: number): number {
-    const text = toWinAnsi(s);
-    if (longWord.test(text)) return Number.POSITIVE_INFINITY;
-    this.doc.font(f).fontSize(sz);
-    return this.doc.heightOfString(text, { width, lineGap });
+  private heightOf(s: string, width: number, f: FontStyle, sz: number): number {
+    return this.heightOfRuns(
+      [{ text: s, font: f, size: sz, colour: colour.text, strike: false, link: null, goTo: null }],
+      width,
+    );
   }
 
-  private text(s: string, x: number, width: number, f: string, sz: number, c: string, paint: Paint = {}): void {
+  private heightOfRuns(runs: Run[], width: number, paint: Paint = {}): number {
+    if (longWord.test(runs.map((r) => r.text).join(''))) return Number.POSITIVE_INFINITY;
+    const { x, y } = this.doc;
+    this.writeRuns(runs, page.left, width, paint, true);
+    const height = this.doc.y - y;
+    this.doc.x = x;
+    this.doc.y = y;
+    return height;
+  }
+
+  private text(s: string, x: number, width: number, f: FontStyle, sz: number, c: string, paint: Paint = {}): void {
     this.writeRuns(
       [{ text: s, font: f, size: sz, colour: c, strike: false, link: null, goTo: paint.goTo ?? null }],
       x,
@@ -526,15 +493,15 @@ class Renderer {
   }
 
   /**
-   * Runs of several styles as one wrapped paragraph at (x, current y). All runs share one baseline, the deepest
-   * of their own: pdfkit puts each run's baseline at its own ascent below the line's top, which lifts smaller or
-   * monospaced runs.
+   * Runs of several styles as one wrapped paragraph at (x, current y), each cut into the faces that draw it. All
+   * share one baseline, the deepest of their own: pdfkit puts each run's baseline at its own ascent below the
+   * line's top, which lifts smaller runs. With `measure`, nothing is drawn: the lines are wrapped exactly as they
+   * would be, and only the current y moves (pdfkit's own `heightOfString` takes one font only).
    */
-  private writeRuns(runs: Run[], x: number, width: number, paint: Paint = {}): void {
+  private writeRuns(runs: Run[], x: number, width: number, paint: Paint = {}, measure = false): void {
     const merged: Run[] = [];
     for (const r of runs) {
-      const text = toWinAnsi(r.text);
-      if (text === '') continue;
+      if (r.text === '') continue;
       const last = merged.at(-1);
       if (
         last &&
@@ -545,8 +512,8 @@ class Renderer {
         last.link === r.link &&
         last.goTo === r.goTo
       )
-        last.text += text;
-      else merged.push({ ...r, text });
+        last.text += r.text;
+      else merged.push({ ...r });
     }
     // Blanks at either end of a block would only draw an empty line.
     while (merged.length > 0 && merged[0]!.text.trim() === '') merged.shift();
@@ -554,44 +521,64 @@ class Renderer {
     if (merged.length === 0) return;
     merged[0]!.text = merged[0]!.text.trimStart();
     merged.at(-1)!.text = merged.at(-1)!.text.trimEnd();
-    const ascents = merged.map((r) => this.ascent(r.font, r.size));
-    const baseline = paint.baseline ?? Math.max(...ascents);
-    const drawn = merged.flatMap((r, i) =>
-      pieces(r.text).flatMap((piece) =>
-        // A character written as its code point stands out from the text around it.
-        piece
-          .split(codePointMarker)
-          .map((text, k) => ({ r, text, ascent: ascents[i]!, c: k % 2 === 1 ? colour.marker : r.colour }))
-          .filter((x) => x.text !== ''),
-      ),
+    const baseline = paint.baseline ?? Math.max(...merged.map((r) => this.ascent(r.size)));
+    const drawn = merged.flatMap((r) =>
+      segments(r.text, r.font).flatMap((seg) => pieces(seg.text).map((text) => ({ r, seg, text }))),
     );
-    drawn.forEach(({ r, text, ascent, c }, i) => {
-      this.doc.font(r.font).fontSize(r.size).fillColor(c);
-      if (r.goTo) this.links.add(r.goTo);
+    const d = this.doc;
+    const gap = paint.lineGap ?? lineGap;
+    const advance = () => {
+      d.y += d.currentLineHeight(true) + gap;
+    };
+    drawn.forEach(({ r, seg, text }, i) => {
+      this.useFace(seg.face, r.size);
+      if (!measure) {
+        // A character written as its code point stands out from the text around it.
+        d.fillColor(seg.codePoint ? colour.marker : r.colour);
+        if (r.goTo) this.links.add(r.goTo);
+      }
       // Every option on every run: pdfkit carries a continued run's options over to the next one.
       const options: PDFKit.Mixins.TextOptions = {
         width,
-        lineGap: paint.lineGap ?? lineGap,
+        lineGap: gap,
         align: paint.align ?? 'left',
         continued: i < drawn.length - 1,
         strike: r.strike,
         underline: false,
         link: r.link,
         goTo: r.goTo ?? undefined,
+        oblique: seg.oblique ? obliqueDegrees : false,
         // pdfkit reads a number as the baseline's depth below the line's top, negated, in points.
-        baseline: Math.abs(ascent - baseline) < 0.01 ? 'top' : -baseline,
+        baseline: Math.abs(this.ascent(r.size) - baseline) < 0.01 ? 'top' : -baseline,
+        // Measured text never moves on to a new page.
+        ...(measure ? { height: Number.POSITIVE_INFINITY } : {}),
       };
-      if (i === 0) this.doc.text(text, x, this.doc.y, options);
-      else this.doc.text(text, options);
+      if (measure) {
+        const internal = d as unknown as PdfKitTextInternals;
+        if (i === 0) internal._text(text, x, d.y, options, advance);
+        else internal._text(text, options, undefined, undefined, advance);
+      } else if (i === 0) d.text(text, x, d.y, options);
+      else d.text(text, options);
     });
-    this.doc.x = page.left;
+    d.x = page.left;
+  }
+
+  /** `s` on one line from (x, y), without wrapping: the running footer. */
+  private line(s: string, x: number, y: number, style: FontStyle, sz: number, c: string): void {
+    let at = x;
+    for (const seg of segments(s, style)) {
+      this.useFace(seg.face, sz);
+      this.doc.fillColor(seg.codePoint ? colour.marker : c);
+      this.doc.text(seg.text, at, y, { lineBreak: false, oblique: seg.oblique ? obliqueDegrees : false });
+      at += this.doc.widthOfString(seg.text);
+    }
   }
 
   // ------------------------------------------------------------------------------------------------------------
   // Page 1: what this PDF is a rendering of.
   // ------------------------------------------------------------------------------------------------------------
 
-  header(frontMatter: string[] | null, replaced: number): void {
+  header(frontMatter: string[] | null, undrawn: UndrawnGroup[]): void {
     const d = this.doc;
     const x = page.left;
     const w = this.contentWidth;
@@ -612,20 +599,9 @@ class Renderer {
       d.moveDown(0.2);
       this.fields(frontMatterRows(frontMatter), x, w, { valueFont: font.sans, valueSize: 8.5, background: null });
     }
-    if (replaced > 0) {
+    if (undrawn.length > 0) {
       d.moveDown(0.6);
-      this.text(
-        `This PDF is set in the standard PDF fonts, which draw Western European text (Windows-1252). ` +
-          `${replaced} character${replaced === 1 ? ' of this edition is' : 's of this edition are'} outside that set: ` +
-          `arrows, comparison signs, dashes and spaces are written in ASCII (-> for a right arrow, >= for greater ` +
-          `or equal), invisible joiners are left out, and any other character is written as its code point, such ` +
-          `as <U+4E2D>. The Markdown format of this edition holds the exact text.`,
-        x,
-        w,
-        font.sansItalic,
-        size.small,
-        colour.muted,
-      );
+      this.text(undrawnNote(undrawn), x, w, font.sansItalic, size.small, colour.muted);
     }
     d.moveDown(0.5);
     this.rule(x, w);
@@ -637,7 +613,7 @@ class Renderer {
     rows: [string, string][],
     x: number,
     width: number,
-    o: { valueFont: string; valueSize: number; background: string | null },
+    o: { valueFont: FontStyle; valueSize: number; background: string | null },
   ): void {
     const d = this.doc;
     const labelWidth = 82;
@@ -834,8 +810,7 @@ class Renderer {
         return;
       }
       const marker = l.ordered ? `${start + i}.` : b.depth % 2 === 0 ? '\u2022' : '\u2013';
-      this.doc.font(font.sans).fontSize(size.body);
-      const markerWidth = l.ordered ? Math.max(indent, this.doc.widthOfString(marker) + 6) : indent;
+      const markerWidth = l.ordered ? Math.max(indent, this.widthOf(marker, font.sans, size.body) + 6) : indent;
       this.keep(2 * (size.body + lineGap));
       const y = this.doc.y;
       this.text(marker, b.x + (l.ordered ? 0 : 4), markerWidth, font.sans, size.body, colour.muted);
@@ -865,8 +840,7 @@ class Renderer {
   private claim(c: ParsedClaim, b: Block): void {
     const d = this.doc;
     const id = `[${c.id}]`;
-    d.font(font.monoBold).fontSize(size.claimId);
-    const idOwnLine = d.widthOfString(id) > claimIdColumn - 6;
+    const idOwnLine = this.widthOf(id, font.monoBold, size.claimId) > claimIdColumn - 6;
     const x = b.x + claimIdColumn;
     const width = b.width - claimIdColumn;
     const source = this.sources.get(c.sourceId);
@@ -885,7 +859,7 @@ class Renderer {
     else {
       // On the baseline of the text's first line.
       this.text(id, b.x, claimIdColumn - 6, font.monoBold, size.claimId, colour.accent, {
-        baseline: this.ascent(font.sans, size.body),
+        baseline: this.ascent(size.body),
       });
       d.y = y;
     }
@@ -919,32 +893,38 @@ class Renderer {
   }
 
   /**
-   * A code block on a grey band, line by line. Courier's glyphs are all 600/1000 wide, so lines are cut at a fixed
-   * number of characters: linear in the text, however long a line is.
+   * A code block on a grey band, line by line, in columns: Noto Sans Mono's glyphs are all one column wide, and a
+   * Japanese or Chinese character takes two (as a terminal shows it), so lines are cut at a fixed number of columns:
+   * linear in the text, however long a line is. `codeLines` below says how.
    */
   private code(text: string, b: Block): void {
     const d = this.doc;
     const pad = 6;
     const lineHeight = size.code + 2.5;
-    const perLine = Math.max(8, Math.floor((b.width - 2 * pad) / (0.6 * size.code)));
+    const column = (monoAdvance / 1000) * size.code;
+    const perLine = Math.max(8, Math.floor((b.width - 2 * pad) / column));
     const lines = expandTabs(text).split('\n');
     const band = (h: number) => d.save().rect(b.x, d.y, b.width, h).fill(colour.codeBackground).restore();
     this.gap(2);
     this.keep(Math.min(lines.length, 3) * lineHeight + 2 * pad);
     band(pad);
     d.y += pad;
-    d.font(font.mono).fontSize(size.code);
     for (const line of lines) {
-      const shown = toWinAnsi(line);
-      for (let i = 0; i === 0 || i < shown.length; i += perLine) {
-        if (d.y + lineHeight > this.bottom) {
-          d.addPage();
-          d.font(font.mono).fontSize(size.code);
-        }
+      for (const pieces of codeLines(line, perLine)) {
+        if (d.y + lineHeight > this.bottom) d.addPage();
         const y = d.y;
         band(lineHeight);
-        const piece = shown.slice(i, i + perLine);
-        if (piece !== '') d.fillColor(colour.text).text(piece, b.x + pad, y + 1.5, { lineBreak: false });
+        for (const p of pieces) {
+          this.useFace(p.face, size.code);
+          d.fillColor(p.codePoint ? colour.marker : colour.text);
+          // pdfkit 0.20 draws `horizontalScaling` (Tz); @types/pdfkit does not name it yet.
+          const options: PDFKit.Mixins.TextOptions & { horizontalScaling: number } = {
+            lineBreak: false,
+            baseline: -codeBaseline,
+            horizontalScaling: p.scalePercent,
+          };
+          d.text(p.text, b.x + pad + p.column * column, y, options);
+        }
         d.x = page.left;
         d.y = y + lineHeight;
       }
@@ -973,15 +953,11 @@ class Renderer {
     const pad = 4;
     this.gap(2);
     rows.forEach((cells, r) => {
-      const heights = cells.map((runs) =>
-        this.heightOf(
-          runs.map((x) => x.text).join('') || ' ',
-          colWidth - 2 * pad,
-          r === 0 ? font.sansBold : font.sans,
-          style.size,
-        ),
+      const heights = cells.map((runs, i) =>
+        this.heightOfRuns(runs, colWidth - 2 * pad, { align: t.align[i] ?? 'left' }),
       );
-      const h = Math.max(...heights) + 2 * pad;
+      // A row of empty cells is one line high.
+      const h = Math.max(...heights, this.lineHeight(style.size)) + 2 * pad;
       if (h > this.pageContentHeight) {
         this.paragraph(joined(cells), b);
         return;
@@ -1062,28 +1038,107 @@ class Renderer {
         .stroke()
         .restore();
       const pageLabel = `Page ${i + 1} of ${range.count}`;
-      d.font(font.sans).fontSize(size.footer).fillColor(colour.muted);
-      const labelWidth = d.widthOfString(pageLabel) + 2;
-      const left = this.fit(toWinAnsi(`${this.input.title}  \u00b7  ${this.input.editionId}`), w - labelWidth - 16);
-      d.text(left, page.left, y, { lineBreak: false });
-      d.text(pageLabel, page.left + w - labelWidth, y, { width: labelWidth, align: 'right', lineBreak: false });
+      const labelWidth = this.widthOf(pageLabel, font.sans, size.footer);
+      const left = this.fit(`${this.input.title}  \u00b7  ${this.input.editionId}`, w - labelWidth - 18);
+      this.line(left, page.left, y, font.sans, size.footer, colour.muted);
+      this.line(pageLabel, page.left + w - labelWidth, y, font.sans, size.footer, colour.muted);
       d.page.margins.bottom = bottomMargin;
       d.x = page.left;
     }
   }
 
-  /** The longest prefix of `text` that fits `width` in the current font, with an ellipsis when cut. */
+  /** The longest prefix of `text` that fits `width` in the footer's font, with an ellipsis when cut. */
   private fit(text: string, width: number): string {
-    if (this.doc.widthOfString(text) <= width) return text;
+    const widthOf = (t: string) => this.widthOf(t, font.sans, size.footer);
+    if (widthOf(text) <= width) return text;
+    // By characters, so a cut never falls inside one.
+    const chars = Array.from(text);
     let lo = 0;
-    let hi = Math.min(text.length, 400);
+    let hi = Math.min(chars.length, 400);
     while (lo < hi) {
       const mid = Math.ceil((lo + hi) / 2);
-      if (this.doc.widthOfString(`${text.slice(0, mid)}\u2026`) <= width) lo = mid;
+      if (widthOf(`${chars.slice(0, mid).join('')}\u2026`) <= width) lo = mid;
       else hi = mid - 1;
     }
-    return `${text.slice(0, lo).trimEnd()}\u2026`;
+    return `${chars.slice(0, lo).join('').trimEnd()}\u2026`;
   }
+}
+
+/** Code points named on page 1, per reason; the count says how many more there are. */
+const namedCodePointsMax = 40;
+
+/** Page 1's account of the characters written as their code point: how many, why, and exactly which. */
+function undrawnNote(groups: UndrawnGroup[]): string {
+  const total = groups.reduce((n, g) => n + g.count, 0);
+  const first = groups[0]!.codePoints[0]!;
+  const names = (list: string[]) =>
+    list.length <= 1 ? (list[0] ?? '') : `${list.slice(0, -1).join(', ')} and ${list.at(-1)}`;
+  const which = (cps: number[]) => {
+    const shown = cps.slice(0, namedCodePointsMax).map((cp) => codePointText(cp).slice(1, -1));
+    const more = cps.length - shown.length;
+    return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.join(', ');
+  };
+  const parts = groups.map((g) => {
+    const why =
+      g.reason === 'rightToLeft'
+        ? `in ${names(g.scripts)}, written right to left, which this PDF does not lay out`
+        : g.reason === 'shaping'
+          ? `in ${names(g.scripts)}, whose letters join or change form, which this PDF does not lay out`
+          : 'that none of its fonts has (control characters, emoji, and scripts other than these)';
+    return `${g.count} ${why}: ${which(g.codePoints)}`;
+  });
+  return (
+    'This PDF draws Latin, Greek, Cyrillic and Japanese text in fonts it carries. ' +
+    `${total} character${total === 1 ? ' of this edition is' : 's of this edition are'} written as ` +
+    `${total === 1 ? 'its' : 'their'} code point instead, such as ${codePointText(first)}: ${parts.join('; ')}. ` +
+    'The Markdown format of this edition holds the exact text.'
+  );
+}
+
+/** Depth of a code line's baseline below the top of its band, in points: the band holds its descenders. */
+const codeBaseline = 1.5 + 0.78 * size.code;
+
+/**
+ * Text of a code line drawn from one column on: a run of monospaced text, or characters of another face scaled
+ * horizontally (`scalePercent`) to one column each, two for a wide one.
+ */
+interface CodePiece {
+  text: string;
+  face: FaceName;
+  codePoint: boolean;
+  column: number;
+  scalePercent: number;
+}
+
+/**
+ * A code line cut into lines of at most `perLine` columns. Noto Sans Mono's text (and code points written in it)
+ * is one column a character; a character of another face is fitted to its columns (a kanji's em to two columns
+ * is 120%), so the lines below stay aligned and a viewer reads no gap between characters as a space.
+ */
+function codeLines(line: string, perLine: number): CodePiece[][] {
+  const out: CodePiece[][] = [[]];
+  const mono = primaryFace(font.mono);
+  let column = 0;
+  for (const seg of segments(line, font.mono)) {
+    const ownFace = seg.codePoint || seg.face === mono;
+    for (const ch of seg.text) {
+      const cp = ch.codePointAt(0)!;
+      const width = !ownFace && isWide(cp) ? 2 : 1;
+      const advance = ownFace ? monoAdvance : face(seg.face).glyphForCodePoint(cp).advanceWidth;
+      const scalePercent = advance > 0 ? Math.round((100 * width * monoAdvance) / advance) : 100;
+      if (column + width > perLine) {
+        out.push([]);
+        column = 0;
+      }
+      const pieces = out.at(-1)!;
+      const last = pieces.at(-1);
+      if (last && last.face === seg.face && last.codePoint === seg.codePoint && last.scalePercent === scalePercent)
+        last.text += ch;
+      else pieces.push({ text: ch, face: seg.face, codePoint: seg.codePoint, column, scalePercent });
+      column += width;
+    }
+  }
+  return out;
 }
 
 function frontMatterRows(lines: string[]): [string, string][] {
@@ -1159,7 +1214,7 @@ export async function renderPdf(input: PdfInput): Promise<Buffer> {
     r.doc.on('end', () => resolve(Buffer.concat(chunks)));
     r.doc.on('error', reject);
   });
-  r.header(frontMatter, nonWinAnsiCount(input.title) + nonWinAnsiCount(markdown));
+  r.header(frontMatter, undrawnCharacters(input.title, markdown));
   r.blocks(lex(body), { x: page.left, width: r.contentWidth, depth: 0, section: 'none' });
   r.appendix();
   r.finish();

@@ -3,47 +3,39 @@
 // bytes hash to the content hash the signed report names; a PDF is rendered from it once per (edition, renderer
 // version) and cached. Every delivery that hands bytes over records a signed receipt.
 import { createHash } from 'node:crypto';
-import type { NatsConnection } from '@nats-io/nats-core';
-import type { Logger } from 'pino';
 import {
   type BusReply,
   type Caller,
-  type Config,
   errorReply,
   etagMatches,
-  type Names,
   okReply,
   pageLimits,
   type ServiceHandlers,
 } from '../../contracts/index.ts';
 import {
   activeKey,
+  allKeys,
   type EditionRow,
   getEdition,
   getOrder,
   getRenderedPdf,
   type OrderRow,
   receiptsPage,
-  type Sql,
   type StoredKey,
   storeRenderedPdf,
 } from '../../storage/index.ts';
 import { principalFactsCaughtUp } from '../ledger/caught-up.ts';
-import type { Clock, IdSource } from '../runtime/clock.ts';
+import type { IdSource } from '../runtime/clock.ts';
+import type { WorkerServiceDeps } from '../runtime/worker-deps.ts';
 import { badCursor, decodeNumberCursor, encodeCursor } from '../shared/cursor.ts';
 import { signDocument } from '../shared/signed-document.ts';
 import { ByteBudgetCache } from './byte-cache.ts';
-import { pdfRendererVersion, renderPdf } from './pdf.ts';
+import { checkLink, type LinkCheck, linkKeyOf, signLink } from './download-link.ts';
+import { pdfRendererVersion, renderPdf } from './pdf-input.ts';
 import { ReceiptWriter } from './receipt-writer.ts';
 
-export interface DeliveryServiceDeps {
-  nc: NatsConnection;
-  sql: Sql;
-  names: Names;
-  config: Config;
-  clock: Clock;
+export interface DeliveryServiceDeps extends WorkerServiceDeps {
   ids: IdSource;
-  log?: Logger;
 }
 
 type Format = 'md' | 'pdf';
@@ -57,6 +49,16 @@ interface Delivered {
   digest: string;
   renderer: string | null;
 }
+
+/** What a refused signed link is told: how to get one that works. */
+const linkRefusals: Record<Exclude<LinkCheck, { ok: true }>['reason'], string> = {
+  incomplete: 'a signed download link carries expires, agent, key and signature; use download_url as it was given',
+  unknown_key:
+    'the download link names a key this service does not have; ask GET /v1/orders/{order_id}/content for a new link',
+  bad_signature:
+    'the download link does not match its signature (it was changed or is for another order or format); ask GET /v1/orders/{order_id}/content for a new link',
+  expired: 'the download link has expired; ask GET /v1/orders/{order_id}/content for a new one',
+};
 
 /** An order that may be delivered in the asked format, with its edition; or the refusal. */
 type Deliverable = { ok: true; order: OrderRow; edition: EditionRow } | { ok: false; reply: BusReply };
@@ -80,6 +82,16 @@ export async function deliveryService(d: DeliveryServiceDeps): Promise<ServiceHa
     }
     return signingKey.key;
   };
+  // Link keys by signing key id, derived once each. A link naming a key not known here reloads the list, at most
+  // every few seconds, so links made with a key another process created just now work, and made-up ids cost nothing.
+  const linkKeys = new Map<string, Buffer>();
+  let linkKeysReadAtMs = Number.NEGATIVE_INFINITY;
+  const linkKeyKnown = async (kid: string) => {
+    const now = d.clock.nowMs();
+    if (linkKeys.has(kid) || now - linkKeysReadAtMs < signingKeyTtlMs) return;
+    linkKeysReadAtMs = now;
+    for (const k of await allKeys(sql, 'report')) if (!linkKeys.has(k.kid)) linkKeys.set(k.kid, linkKeyOf(k));
+  };
 
   /** The caller's order, read after the projection holds the caller's latest fact when it looks stale. */
   async function callersOrder(caller: Caller, orderId: string): Promise<OrderRow | null> {
@@ -92,8 +104,12 @@ export async function deliveryService(d: DeliveryServiceDeps): Promise<ServiceHa
     return order && order.buyer_principal_id === caller.principalId ? order : null;
   }
 
+  /** The caller's order in `format`, or the refusal. */
   async function deliverable(caller: Caller, orderId: string, format: Format): Promise<Deliverable> {
-    const order = await callersOrder(caller, orderId);
+    return deliverableOrder(await callersOrder(caller, orderId), format);
+  }
+
+  async function deliverableOrder(order: OrderRow | null, format: Format): Promise<Deliverable> {
     if (!order) return { ok: false, reply: errorReply('not_found', 'no order with this id') };
     if (order.state === 'held') {
       return {
@@ -186,7 +202,7 @@ export async function deliveryService(d: DeliveryServiceDeps): Promise<ServiceHa
 
   /** Sign and store the receipt of a delivery; returns its id. */
   async function recordReceipt(
-    caller: Caller,
+    agentId: string,
     order: OrderRow,
     edition: EditionRow,
     format: Format,
@@ -205,7 +221,7 @@ export async function deliveryService(d: DeliveryServiceDeps): Promise<ServiceHa
         artifact_id: order.artifact_id,
         edition_id: edition.id,
         buyer_principal_id: order.buyer_principal_id,
-        agent_id: caller.agentId,
+        agent_id: agentId,
         format,
         media_type: mediaTypes[format],
         content_hash: edition.content_hash,
@@ -230,8 +246,18 @@ export async function deliveryService(d: DeliveryServiceDeps): Promise<ServiceHa
     return id;
   }
 
-  const downloadUrl = (orderId: string, format: Format) =>
-    `${d.config.baseUrl}/api/orders/${orderId}/content?format=${format}`;
+  /** A signed link to the raw bytes, for the agent that asked: valid for ASSAY_DOWNLOAD_LINK_TTL_SECONDS. */
+  const downloadUrl = async (orderId: string, format: Format, agentId: string) => {
+    const key = await receiptKey();
+    let linkKey = linkKeys.get(key.kid);
+    if (!linkKey) {
+      linkKey = linkKeyOf(key);
+      linkKeys.set(key.kid, linkKey);
+    }
+    const expiresS = Math.floor(d.clock.nowMs() / 1000) + d.config.downloadLinkTtlSeconds;
+    const query = signLink({ orderId, format, agentId, expiresS }, key.kid, linkKey);
+    return `${d.config.webUrl}/api/orders/${orderId}/content?${query}`;
+  };
 
   return {
     async getOrderContent({ params, query, caller, head }) {
@@ -239,7 +265,7 @@ export async function deliveryService(d: DeliveryServiceDeps): Promise<ServiceHa
       if (!found.ok) return found.reply;
       const { order, edition } = found;
       const content = await contentOf(edition, query.format);
-      const receiptId = head ? null : await recordReceipt(caller, order, edition, query.format, content, 'api');
+      const receiptId = head ? null : await recordReceipt(caller.agentId, order, edition, query.format, content, 'api');
       return okReply(200, {
         order_id: order.id,
         edition_id: edition.id,
@@ -253,13 +279,26 @@ export async function deliveryService(d: DeliveryServiceDeps): Promise<ServiceHa
         delivered_digest: content.digest,
         byte_length: content.bytes.length,
         renderer: content.renderer,
-        download_url: downloadUrl(order.id, query.format),
+        download_url: await downloadUrl(order.id, query.format, caller.agentId),
         receipt_id: receiptId,
       });
     },
 
     async downloadOrderContent({ params, query, caller, head, ifNoneMatch }) {
-      const found = await deliverable(caller, params.order_id, query.format);
+      let found: Deliverable;
+      let agentId: string;
+      if (caller === null) {
+        // A signed link (the pipeline dispatches one with no caller): checked before anything about the order is read.
+        if (query.key !== undefined) await linkKeyKnown(query.key);
+        const nowS = Math.floor(d.clock.nowMs() / 1000);
+        const link = checkLink(params.order_id, query.format, query, (kid) => linkKeys.get(kid) ?? null, nowS);
+        if (!link.ok) return errorReply('unauthorized', linkRefusals[link.reason]);
+        found = await deliverableOrder(await getOrder(sql, params.order_id), query.format);
+        agentId = link.grant.agentId;
+      } else {
+        found = await deliverable(caller, params.order_id, query.format);
+        agentId = caller.agentId;
+      }
       if (!found.ok) return found.reply;
       const { order, edition } = found;
       const content = await contentOf(edition, query.format);
@@ -271,7 +310,7 @@ export async function deliveryService(d: DeliveryServiceDeps): Promise<ServiceHa
         'content-disposition': `inline; filename="${order.id}.${query.format}"`,
       };
       if (!head && !notModified) {
-        headers['assay-receipt-id'] = await recordReceipt(caller, order, edition, query.format, content, 'download');
+        headers['assay-receipt-id'] = await recordReceipt(agentId, order, edition, query.format, content, 'download');
       }
       return { ok: true, status: 200, body: content.bytes, etag, mediaType: mediaTypes[query.format], headers };
     },

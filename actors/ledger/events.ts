@@ -2,7 +2,8 @@
 // checkpoint `events:<LEDGER stream>`): every change of an order's state is an `order.state_changed` event, every
 // landed top-up a `topup.credited` one, a subscription's change of state or failed cycle a `subscription.*` one, and
 // a purchase that waits for the principal's approval an `approval.requested`, then an `approval.decided`; every
-// change of a context file is one `context.*` event with the spec's payload.
+// change of a context file is one `context.*` event with the spec's payload; what the payment processor takes back
+// from a top-up a `topup.refunded`, `topup.disputed` or `topup.dispute_closed` one.
 // Rows depend only on their facts, so a rebuild by replay writes identical ids, sequences and data. An event's id is
 // `evt_<fact id>`; a fact's further events are `evt_<fact id>.<n>`.
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -15,6 +16,9 @@ import type {
   Names,
   SubscriptionChangedFact,
   schemas,
+  TopupDisputeClosedFact,
+  TopupDisputedFact,
+  TopupRefundedFact,
 } from '../../contracts/index.ts';
 import { eventsNoticeBodies, factsRecorded } from '../../contracts/index.ts';
 import {
@@ -102,6 +106,14 @@ export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInse
         break;
       case 'webhook_saved':
         // Delivery that kept failing disabled it: the owner is told (by its other webhooks too, and the account page).
+        // The owner's test: delivered to the webhook it names, and to no other (storage/webhooks.ts, fanOutDeliveries).
+        if (f.change === 'tested') {
+          const w = f.webhook;
+          add(f.principalId, 'webhook.test', {
+            webhook: { id: w.id, name: w.name, url: w.url },
+            message: 'A test event, sent from the account page: nothing happened to your account.',
+          });
+        }
         if (f.change === 'disabled') {
           const w = f.webhook;
           add(f.principalId, 'webhook.disabled', {
@@ -117,6 +129,30 @@ export function eventRows(batch: { seq: number; fact: LedgerFact }[]): EventInse
           code: f.code,
           decline_code: f.declineCode,
           message: f.message,
+        });
+        break;
+      case 'topup_refunded':
+        add(f.principalId, 'topup.refunded', {
+          ...chargebackData(f),
+          amount_cents: f.amountCents,
+          refunded_cents: f.refundedCents,
+        });
+        break;
+      case 'topup_disputed':
+        add(f.principalId, 'topup.disputed', {
+          ...chargebackData(f),
+          dispute_id: f.disputeId,
+          amount_cents: f.amountCents,
+        });
+        break;
+      case 'topup_dispute_closed':
+        add(f.principalId, 'topup.dispute_closed', {
+          ...chargebackData(f),
+          dispute_id: f.disputeId,
+          outcome: f.outcome,
+          // Returned to available credits when won; what losing it kept (or took, if it was never seen open).
+          amount_cents: f.amountCents,
+          returned_cents: f.outcome === 'won' ? f.amountCents : 0,
         });
         break;
       case 'payout_finished':
@@ -156,6 +192,16 @@ function contextEventType(f: ContextSavedFact | ContextDeletedFact): EventType {
   if (f.change === 'created') return 'context.created';
   if (f.wasPublic !== f.context.isPublic) return f.context.isPublic ? 'context.published' : 'context.unpublished';
   return 'context.updated';
+}
+
+/** What every chargeback event says: the top-up, its charge at the processor, and the balance after. */
+function chargebackData(f: TopupRefundedFact | TopupDisputedFact | TopupDisputeClosedFact): Record<string, unknown> {
+  return {
+    topup_id: f.topupId,
+    payment_intent_id: f.paymentIntentId,
+    charge_id: f.chargeId,
+    balance_cents: f.balanceAfterCents,
+  };
 }
 
 /** An approval request as its events show it: enough for the waiting agent to continue without another call. */

@@ -6,7 +6,7 @@
 // newest fact that carries them.
 // Rows depend only on their facts, so a rebuild by replay produces identical rows.
 import type { ApprovalRecord, Config, IdempotencyRecord, LedgerFact, Names } from '../../contracts/index.ts';
-import { factsRecorded, idempotencyRetentionMs } from '../../contracts/index.ts';
+import { decisionCall, factsRecorded, idempotencyRetentionMs } from '../../contracts/index.ts';
 import {
   type ApprovalUpsertRow,
   type BillingRow,
@@ -17,10 +17,10 @@ import {
   type OrderSettlementRow,
   type PrincipalFactRows,
   principalFactsProjection,
+  type StandingRow,
   type SubscriptionUpsertRow,
 } from '../../storage/index.ts';
-import { weightAtEpoch } from '../catalog/trust.ts';
-import { decisionCall } from '../principal/fold.ts';
+import { weightAtEpoch } from '../shared/trust-weight.ts';
 
 /** The ledger entry of a credit fact. */
 function creditEntry(seq: number, f: Extract<LedgerFact, { type: 'credited' }>): LedgerRow {
@@ -30,6 +30,38 @@ function creditEntry(seq: number, f: Extract<LedgerFact, { type: 'credited' }>):
     principal_id: f.principalId,
     type: f.source === 'sandbox_grant' ? 'sandbox_grant' : 'topup_credited',
     amount_cents: f.amountCents,
+    balance_after_cents: f.balanceAfterCents,
+    reference: f.topupId,
+    run_id: null,
+    sandbox: f.sandbox,
+    created_at: f.at,
+  };
+}
+
+type ChargebackFact = Extract<LedgerFact, { type: 'topup_refunded' | 'topup_disputed' | 'topup_dispute_closed' }>;
+
+/**
+ * The ledger entry of a chargeback fact, or null for one that moves nothing (a dispute won before it was seen
+ * open). Its amount is what it moves of available credits: a refund or a new dispute takes, a won dispute returns,
+ * a lost one keeps what it withheld (0) or, never seen open, takes its amount.
+ */
+export function chargebackEntry(seq: number, f: ChargebackFact): LedgerRow | null {
+  let type: LedgerRow['type'];
+  let amountCents: number;
+  if (f.type === 'topup_dispute_closed') {
+    if (f.outcome === 'won' && !f.wasWithheld) return null;
+    type = f.outcome === 'won' ? 'dispute_won' : 'dispute_lost';
+    amountCents = f.outcome === 'won' ? f.amountCents : f.wasWithheld ? 0 : -f.amountCents;
+  } else {
+    type = f.type;
+    amountCents = -f.amountCents;
+  }
+  return {
+    stream_seq: seq,
+    id: f.id,
+    principal_id: f.principalId,
+    type,
+    amount_cents: amountCents,
     balance_after_cents: f.balanceAfterCents,
     reference: f.topupId,
     run_id: null,
@@ -54,6 +86,7 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
     approvals: [],
     contexts: [],
     billing: [],
+    standing: [],
   };
   const held = new Map<string, OrderInsertRow>();
   // Each fact carries the whole subscription record: the newest in the batch is the row.
@@ -70,6 +103,18 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
     });
   const approvals = new Map<string, ApprovalUpsertRow>();
   const contexts = new Map<string, ContextFileRow>();
+  // The newest standing per principal: a chargeback fact sets it all, a later credit or refund what is owed.
+  const standing = new Map<string, StandingRow>();
+  const owedChanged = (seq: number, f: LedgerFact) => {
+    const owedCents = Math.max(0, -f.balanceAfterCents);
+    const before = standing.get(f.principalId);
+    standing.set(f.principalId, {
+      principal: f.principalId,
+      seq,
+      openDisputes: before?.openDisputes ?? null,
+      owedCents,
+    });
+  };
   for (const { seq, fact } of batch) for (const f of factsRecorded(fact)) project(seq, f);
   function project(seq: number, f: LedgerFact): void {
     // A purchase's key is indexed in its order row; every other call's in the index table, and so is the principal's
@@ -80,9 +125,25 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
     switch (f.type) {
       case 'credited':
         rows.credits.push(creditEntry(seq, f));
-        // A card top-up's credit also settles its top-up row.
-        if (f.source === 'card_topup') rows.billing.push(billingRow(seq, f));
+        // A card top-up's credit also settles its top-up row, and may pay back what its principal owes.
+        if (f.source === 'card_topup') {
+          rows.billing.push(billingRow(seq, f));
+          owedChanged(seq, f);
+        }
         break;
+      case 'topup_refunded':
+      case 'topup_disputed':
+      case 'topup_dispute_closed': {
+        const entry = chargebackEntry(seq, f);
+        if (entry) rows.credits.push(entry);
+        standing.set(f.principalId, {
+          principal: f.principalId,
+          seq,
+          openDisputes: f.openDisputes,
+          owedCents: Math.max(0, -f.balanceAfterCents),
+        });
+        break;
+      }
       case 'escrow_held': {
         const order: OrderInsertRow = {
           id: f.orderId,
@@ -139,6 +200,8 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
       case 'escrow_refunded': {
         const released = f.type === 'escrow_released';
         const refundReason = f.type === 'escrow_refunded' ? (f.reason ?? 'floor_missed') : null;
+        // A live refund may pay back what its buyer owes (sandbox principals are never charged back).
+        if (!released && !f.sandbox) owedChanged(seq, f);
         const outcome: OrderSettlementRow = {
           id: f.orderId,
           state: released ? 'released' : 'auto_refunded',
@@ -212,6 +275,7 @@ export function principalFactRows(batch: { seq: number; fact: LedgerFact }[]): P
   rows.keys = [...keys.values()];
   rows.approvals = [...approvals.values()];
   rows.contexts = [...contexts.values()];
+  rows.standing = [...standing.values()];
   return rows;
 }
 

@@ -1,26 +1,25 @@
 // The principal's read side, from the PostgreSQL projections of its LEDGER facts: ledger entries, orders,
 // compliance bundles, payouts, subscriptions and events. A read waits (briefly) until the projection holds the principal's latest
 // fact, so a client reads its own writes; another principal's records are simply not there (404).
-import type { NatsConnection } from '@nats-io/nats-core';
+import Type from 'typebox';
 import {
-  type Config,
   type ContextRecord,
   contextView,
   errorReply,
   idempotencyRetentionMs,
   type LedgerPageT,
-  type Names,
   okfMediaType,
   okfPageContentBytesMax,
   okfPageRowsMax,
   okReply,
   pageLimits,
+  schemas,
   type ServiceHandlers,
-  type AccountExportSection,
-  accountExportSections,
 } from '../../contracts/index.ts';
 import {
   activeKey,
+  agentNames,
+  listingLabels,
   eventsPage,
   getBundle,
   getOrder,
@@ -38,13 +37,12 @@ import {
   payoutsPage,
   type Projection,
   readLedgerPage,
-  type Sql,
   storeBundle,
   subscriptionParties,
   subscriptionRecordOf,
   subscriptionsPage,
 } from '../../storage/index.ts';
-import type { Clock } from '../runtime/clock.ts';
+import type { WorkerServiceDeps } from '../runtime/worker-deps.ts';
 import {
   badCursor,
   decodeLedgerCursor,
@@ -57,17 +55,24 @@ import {
 import { subscriptionResource } from '../shared/subscription-resource.ts';
 import { purchaseOrderId } from '../shared/ids.ts';
 import { signDocument } from '../shared/signed-document.ts';
+import { storedJson } from '../shared/stored-json.ts';
 import { eventResource, eventsCursor, eventsOf, eventsResumeAfter } from './events.ts';
 import { principalFactsCaughtUp } from './caught-up.ts';
 import { principalFactsOf } from './projection.ts';
 
-export interface LedgerServiceDeps {
-  nc: NatsConnection;
-  sql: Sql;
-  names: Names;
-  config: Config;
-  clock: Clock;
-}
+/** The parts of a stored report a compliance bundle cites. */
+const BundleReportParts = Type.Pick(schemas.VerificationReport, [
+  'digest',
+  'pipelineVersion',
+  'createdAt',
+  'signingKeyId',
+  'signature',
+  'judgeModel',
+  'judgePromptVersion',
+  'judgePromptHash',
+]);
+
+export type LedgerServiceDeps = WorkerServiceDeps;
 
 export function orderResource(o: OrderRow) {
   return {
@@ -113,16 +118,7 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
     if (stored) return JSON.parse(stored);
     const storedReport = order.report_digest === null ? null : await getReport(sql, order.report_digest);
     const report = storedReport
-      ? (JSON.parse(storedReport.body) as {
-          digest: string;
-          pipelineVersion: string;
-          createdAt: string;
-          signingKeyId: string;
-          signature: string;
-          judgeModel: string;
-          judgePromptVersion: string;
-          judgePromptHash: string;
-        })
+      ? storedJson(BundleReportParts, storedReport.body, `report ${order.report_digest}`)
       : null;
     const key = await activeKey(sql, 'report');
     if (!key) throw new Error('no report key to sign compliance bundles with');
@@ -184,10 +180,7 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
           mediaType: 'application/json',
         };
       }
-      const section = req.body.section as AccountExportSection;
-      if (!accountExportSections.includes(section)) {
-        return errorReply('validation_failed', `no export section ${section}`);
-      }
+      const section = req.body.section;
       // Context files are up to a megabyte each: fewer of them to a page.
       const limit = section === 'context_files' ? 16 : 500;
       const page = await exportPage(sql, req.body.principalId, section, req.body.after, limit);
@@ -251,6 +244,27 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
       return okReply(200, body);
     },
 
+    async 'account.labels'({ body }) {
+      const [listings, agents] = await Promise.all([
+        listingLabels(sql, body.listingIds),
+        agentNames(sql, body.principalIds, body.agentIds),
+      ]);
+      return okReply(200, {
+        listings: listings.map((l) => ({
+          id: l.id,
+          artifactId: l.artifact_id,
+          title: l.title,
+          priceCents: Number(l.price_cents),
+          floor: l.floor,
+          report:
+            l.mean_entailment === null || l.report_digest === null
+              ? null
+              : { meanEntailment: l.mean_entailment, digest: l.report_digest },
+        })),
+        agents,
+      });
+    },
+
     async getOrders({ query: q, caller }) {
       const beforeSeq = await pageStart('orders', q.cursor, caller.principalId);
       if (beforeSeq === 'bad') return badCursor('orders');
@@ -262,6 +276,19 @@ export async function ledgerService(d: LedgerServiceDeps): Promise<ServiceHandle
         items: page.map(orderResource),
         next_cursor: rows.length > limit && last ? encodeCursor('orders', last.held_seq) : null,
       });
+    },
+
+    async getOrder({ params, caller }) {
+      let order = await getOrder(sql, params.order_id);
+      // A released or refunded order is final; an absent or held one may be a projection behind the caller's writes.
+      if (!order || order.state === 'held') {
+        await caughtUp(caller.principalId);
+        order = await getOrder(sql, params.order_id);
+      }
+      if (!order || order.buyer_principal_id !== caller.principalId) {
+        return errorReply('not_found', 'no order with this id');
+      }
+      return okReply(200, orderResource(order));
     },
 
     async getComplianceBundle({ params, caller }) {

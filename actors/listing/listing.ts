@@ -13,10 +13,11 @@ import {
   type Names,
   okReply,
   type RequestOf,
+  internalRequest,
 } from '../../contracts/index.ts';
 import type { Clock, IdSource } from '../runtime/clock.ts';
 import type { ActorBehaviour, Decision } from '../runtime/host.ts';
-import { busRequest, internalRequest } from '../runtime/service.ts';
+import { busRequest } from '../runtime/service.ts';
 
 export interface ListingDeps {
   names: Names;

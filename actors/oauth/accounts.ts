@@ -38,10 +38,10 @@ export function accountHandlers(
   const { sql } = d;
   const limit = d.config.signInAttemptsPerMinute;
 
-  /** Count an attempt in each bucket; true when any is over the limit this minute. */
-  const overLimit = async (...buckets: string[]) => {
+  /** Count an attempt in each bucket; true when any is over its limit this minute. */
+  const overLimit = async (...buckets: { bucket: string; limit: number }[]) => {
     let over = false;
-    for (const bucket of buckets) if ((await countThisMinute(sql, bucket, d.clock.nowMs())).count > limit) over = true;
+    for (const b of buckets) if ((await countThisMinute(sql, b.bucket, d.clock.nowMs())).count > b.limit) over = true;
     return over;
   };
   const waitAMinute = () => errorReply('rate_limited', 'Too many attempts. Wait a minute and try again.', 60);
@@ -60,27 +60,58 @@ export function accountHandlers(
 
   return {
     async 'oauth.signUp'({ body }) {
-      if (await overLimit(`signup:addr:${body.clientAddress}`)) return waitAMinute();
+      // Sign-up says when an email has an account (there is no email verification to hide it behind), so how fast
+      // anyone can ask is bounded: per address, and for all addresses together (docs/threat-model.md).
+      const buckets = [
+        { bucket: `signup:addr:${body.clientAddress}`, limit },
+        { bucket: 'signup:all', limit: d.config.signUpsPerMinute },
+      ];
+      if (await overLimit(...buckets)) return waitAMinute();
       const email = normaliseEmail(body.email);
       if (!emailPattern.test(email)) return errorReply('validation_failed', 'Enter a valid email address.');
       if (body.password.length < passwordMinLength) {
         return errorReply('validation_failed', `Use a password of at least ${passwordMinLength} characters.`);
       }
+      const submission = body.submission ?? null;
+      /** The account is there already: made by this very form (sent again) signs in to it, else it is taken. */
+      const existing = async () => {
+        const account = await accountByEmail(sql, email);
+        if (!account) return null;
+        const sameForm = submission !== null && account.signup_submission === submission;
+        if (sameForm && (await verifyPassword(body.password, account.password_hash))) {
+          return startSession(account.principal_id);
+        }
+        return errorReply('validation_failed', 'An account with this email exists. Sign in instead.');
+      };
+      const before = await existing();
+      if (before) return before;
       const principalId = d.ids.uuid();
       const created = await insertAccount(sql, {
         principalId,
         webAgentId: d.ids.uuid(),
         email,
         passwordHash: await hashPassword(body.password, d.config.passwordScryptLogN),
+        submission,
         at: d.clock.nowIso(),
       });
-      if (!created) return errorReply('validation_failed', 'An account with this email exists. Sign in instead.');
+      // Taken meanwhile (by a racing copy of the same form, which signs in too, or by someone else), or this form
+      // made an account already under the email it carried before it was edited.
+      if (!created) {
+        return (
+          (await existing()) ??
+          errorReply('validation_failed', 'This form already created an account. Sign in to it instead.')
+        );
+      }
       return startSession(principalId);
     },
 
     async 'oauth.signIn'({ body }) {
       const email = normaliseEmail(body.email);
-      if (await overLimit(`signin:addr:${body.clientAddress}`, `signin:email:${email}`)) return waitAMinute();
+      const buckets = [
+        { bucket: `signin:addr:${body.clientAddress}`, limit },
+        { bucket: `signin:email:${email}`, limit },
+      ];
+      if (await overLimit(...buckets)) return waitAMinute();
       const account = await accountByEmail(sql, email);
       // An unknown email costs one scrypt too, so neither the answer nor its time tells which case it was.
       const ok = await verifyPassword(
@@ -155,9 +186,9 @@ export function accountHandlers(
           return okReply(200, {});
         }
         case 'revoke_token': {
-          const expires = uuid ? await oauthStore.revokeAccessToken(sql, id, now, body.principalId) : null;
-          if (!expires) return gone();
-          await d.revocations.token(id, Math.ceil(expires.getTime() / 1000));
+          const revoked = uuid ? await oauthStore.revokeAccessToken(sql, id, now, body.principalId) : [];
+          if (revoked.length === 0) return gone();
+          await d.revocations.tokens(revoked);
           return okReply(200, {});
         }
         case 'revoke_client': {
@@ -177,6 +208,14 @@ export function accountHandlers(
             expiresAt,
           });
           return okReply(200, { newInitialAccessToken: { token: token.value, expiresAt } });
+        }
+        case 'show_initial_access_token': {
+          const token = body.token ?? '';
+          const own = token
+            ? await oauthStore.ownLiveInitialAccessToken(sql, body.principalId, secretHash(token), now)
+            : null;
+          if (!own) return gone();
+          return okReply(200, { newInitialAccessToken: { token, expiresAt: own.expires_at.toISOString() } });
         }
         case 'revoke_initial_access_token': {
           if (!uuid || !(await oauthStore.revokeInitialAccessToken(sql, body.principalId, id, now))) return gone();

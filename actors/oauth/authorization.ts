@@ -1,27 +1,32 @@
 // How a person authorizes a client: registration of the client with an initial access token (RFC 7591), the
-// authorization request and its consent screen (RFC 6749 4.1, PKCE RFC 7636, resource RFC 8707, the `iss`
-// response parameter RFC 9207), and the device flow's two halves (RFC 8628 3.1-3.3).
+// authorization request and its consent screen (RFC 6749 4.1, PKCE RFC 7636, resource RFC 8707), and the device
+// flow's two halves (RFC 8628 3.1-3.3). Each handler says what happened, a result or a refusal
+// (contracts/oauth.ts); the web face words it (gateway/web/oauth-answers.ts). Each rule is one named step.
 import {
   credentialPrefixes,
   errorReply,
   grantTypes,
-  isUuid,
+  type OAuthRefusalT,
   oauthResources,
   okReply,
   type ServiceHandlers,
 } from '../../contracts/index.ts';
 import { countThisMinute, oauthStore } from '../../storage/index.ts';
+import { type Client, clientForAuthorization, clientOf, clientPresentedAs, mayAuthorize } from './clients.ts';
 import type { OAuthDeps } from './deps.ts';
 import {
+  type Checked,
   checkClientMetadata,
   codeVerifierPattern,
   matchRedirectUri,
+  protocolRefusal,
   requestedResource,
   requestedScopes,
 } from './rules.ts';
 import { newSecret, newUserCode, normaliseUserCode, secretHash } from './secrets.ts';
 
 type Handlers = ServiceHandlers<'oauth'>;
+type ReturnTo = { redirectUri: string; state: string | null };
 
 const codeSeconds = 60;
 const deviceCodeSeconds = 600;
@@ -37,6 +42,57 @@ interface ApprovedRequest {
   state: string | null;
 }
 
+/** A refusal, sent back to the client's redirect URI when `returnTo` is known (RFC 6749 4.1.2.1). */
+function refused(refusal: OAuthRefusalT, returnTo?: ReturnTo) {
+  return okReply(
+    200,
+    returnTo ? { kind: 'refused' as const, refusal, returnTo } : { kind: 'refused' as const, refusal },
+  );
+}
+
+const pass = <T>(value: T): Checked<T> => ({ ok: true, value });
+const fail = (error: Parameters<typeof protocolRefusal>[0], description: string) => ({
+  ok: false as const,
+  refusal: protocolRefusal(error, description),
+});
+
+// ----- the steps of an authorization request, in the order they are checked -----
+
+/** OAuth 2.1 2.3.1, RFC 8252 7.3: one of the client's redirect URIs, or nothing may be redirected. */
+function checkRedirectUri(client: Client, requested: string | undefined): Checked<string> {
+  const uri = matchRedirectUri(client.row.redirect_uris, requested);
+  return uri ? pass(uri) : { ok: false, refusal: { refused: 'unregistered_redirect_uri' } };
+}
+
+/** RFC 6749 4.1.1: only the code flow. */
+function checkResponseType(responseType: string | undefined): Checked<'code'> {
+  return responseType === 'code' ? pass('code') : fail('unsupported_response_type', 'response_type must be code');
+}
+
+/** RFC 6749 4.1.2.1, RFC 8628 3.1: the client registered the grant it uses. */
+function checkGrantType(client: Client, grantType: string, name: string): Checked<string> {
+  return client.row.grant_types.includes(grantType)
+    ? pass(grantType)
+    : fail('unauthorized_client', `this client did not register the ${name} grant`);
+}
+
+/** OAuth 2.1 4.1.1, RFC 7636 4.3: an S256 challenge is required; plain is not accepted. */
+function checkPkce(challenge: string | undefined, method: string | undefined): Checked<string> {
+  if (!challenge) return fail('invalid_request', 'PKCE is required: send code_challenge (S256)');
+  if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256 (plain is not accepted)');
+  if (!codeVerifierPattern.test(challenge) || challenge.length !== 43) {
+    return fail('invalid_request', 'code_challenge must be BASE64URL(SHA256(code_verifier)), 43 characters');
+  }
+  return pass(challenge);
+}
+
+/** A client an account registered is that account's to authorize; the others are anyone's. */
+function checkAuthorizer(client: Client, principalId: string): Checked<string> {
+  return mayAuthorize(client, principalId)
+    ? pass(principalId)
+    : { ok: false, refusal: { refused: 'another_accounts_client' } };
+}
+
 export function authorizationHandlers(
   d: OAuthDeps,
 ): Pick<
@@ -49,119 +105,106 @@ export function authorizationHandlers(
   | 'oauth.deviceDecision'
 > {
   const { sql } = d;
-  const issuer = d.config.baseUrl;
   const resources = Object.values(oauthResources(d.config.baseUrl));
-  const http = (status: number, body: Record<string, unknown>, headers?: Record<string, string>) =>
-    okReply(200, headers ? { status, body, headers } : { status, body });
-  const oauthError = (status: number, error: string, description: string) =>
-    http(status, { error, error_description: description });
-  const pageError = (title: string, message: string) => okReply(200, { kind: 'page_error' as const, title, message });
+  const clientLookup = { sql, documents: d.documents, newId: () => d.ids.uuid(), nowIso: () => d.clock.nowIso() };
 
-  /** RFC 6749 4.1.2: the answer goes back to the client's redirect URI, with `state` and (RFC 9207) `iss`. */
-  const redirectTo = (redirectUri: string, params: Record<string, string>, state: string | null) => {
-    const url = new URL(redirectUri);
-    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-    if (state !== null) url.searchParams.set('state', state);
-    url.searchParams.set('iss', issuer);
-    return okReply(200, { kind: 'redirect' as const, location: url.toString() });
-  };
-
-  async function grantFor(principalId: string, clientId: string, scopes: string[], resource: string) {
+  async function grantFor(principalId: string, clientRowId: string, scopes: string[], resource: string) {
     const id = d.ids.uuid();
-    await oauthStore.insertGrant(sql, { id, principalId, clientId, scopes, resource, at: d.clock.nowIso() });
+    await oauthStore.insertGrant(sql, {
+      id,
+      principalId,
+      clientId: clientRowId,
+      scopes,
+      resource,
+      at: d.clock.nowIso(),
+    });
     return id;
+  }
+
+  /** RFC 8628 does not bound device codes; each stores a row, so they are bounded per address and per client. */
+  async function checkDeviceCodeRate(clientAddress: string, client: Client): Promise<Checked<null>> {
+    // An address over its limit does not spend the client's (or one address could use up everyone's).
+    const nowMs = d.clock.nowMs();
+    const tooFast = (retryAfterS: number) => ({
+      ok: false as const,
+      refusal: { refused: 'too_many_device_codes' as const, retryAfterS },
+    });
+    const byAddress = await countThisMinute(sql, `device_authorization:addr:${clientAddress}`, nowMs);
+    if (byAddress.count > d.config.signInAttemptsPerMinute) return tooFast(byAddress.retryAfterS);
+    const byClient = await countThisMinute(sql, `device_authorization:client:${client.row.client_id}`, nowMs);
+    if (byClient.count > d.config.deviceCodesPerClientPerMinute) return tooFast(byClient.retryAfterS);
+    return pass(null);
   }
 
   return {
     async 'oauth.register'({ body }) {
-      const principalId =
-        body.initialAccessToken === null
-          ? null
-          : await oauthStore.initialAccessTokenPrincipal(sql, secretHash(body.initialAccessToken), d.clock.nowIso());
-      if (!principalId) {
-        // RFC 7591 3: registration needs the initial access token; RFC 6750 3.1 words the refusal.
-        return http(
-          401,
-          { error: 'invalid_token', error_description: 'a valid initial access token is required (Bearer asyi_...)' },
-          { 'www-authenticate': 'Bearer error="invalid_token"' },
-        );
+      // RFC 7591 3: registration needs the initial access token. It registers one client and is then spent (RFC 7591
+      // leaves the choice; the account page promises it): a spent one is refused as an unknown one is.
+      const tokenHash = body.initialAccessToken === null ? null : secretHash(body.initialAccessToken);
+      const at = d.clock.nowIso();
+      if (tokenHash === null || !(await oauthStore.initialAccessTokenPrincipal(sql, tokenHash, at))) {
+        return refused({ refused: 'initial_access_token_required' });
       }
+      // Metadata the server refuses spends nothing: the token is taken only with the client it registers.
       const checked = checkClientMetadata(body.metadata);
-      if (!checked.ok) return oauthError(400, checked.error, checked.description);
+      if (!checked.ok) return refused(checked.refusal);
       const m = checked.value;
       const clientId = d.ids.uuid();
-      const at = d.clock.nowIso();
-      await oauthStore.insertClient(sql, {
+      const principalId = await oauthStore.insertClientSpendingToken(sql, tokenHash, at, {
         clientId,
-        principalId,
         clientName: m.clientName,
         redirectUris: m.redirectUris,
         grantTypes: m.grantTypes,
         scopes: m.scopes,
         at,
       });
-      return http(201, {
-        client_id: clientId,
-        client_id_issued_at: Math.floor(Date.parse(at) / 1000),
-        ...(m.clientName === null ? {} : { client_name: m.clientName }),
-        redirect_uris: m.redirectUris,
-        grant_types: m.grantTypes,
-        response_types: m.grantTypes.includes(grantTypes.authorizationCode) ? ['code'] : [],
-        token_endpoint_auth_method: 'none',
-        scope: m.scopes.join(' '),
+      // Another registration spent it since it was looked up.
+      if (principalId === null) return refused({ refused: 'initial_access_token_required' });
+      return okReply(200, {
+        kind: 'registered' as const,
+        clientId,
+        issuedAtS: Math.floor(Date.parse(at) / 1000),
+        clientName: m.clientName,
+        redirectUris: m.redirectUris,
+        grantTypes: m.grantTypes,
+        scopes: m.scopes,
       });
     },
 
     async 'oauth.authorize'({ body }) {
       const q = body.query;
       // RFC 6749 4.1.2.1: without a known client and one of its redirect URIs, nothing may be redirected.
-      const client = q.client_id && isUuid(q.client_id) ? await oauthStore.liveClient(sql, q.client_id) : null;
-      if (!client) return pageError('Unknown application', 'The application that sent you here is not registered.');
-      const redirectUri = matchRedirectUri(client.redirect_uris, q.redirect_uri);
-      if (!redirectUri) {
-        return pageError(
-          'Wrong return address',
-          'The application asked to send the answer to an address it did not register, so nothing was sent.',
-        );
-      }
-      const state = q.state ?? null;
-      const fail = (error: string, description: string) =>
-        redirectTo(redirectUri, { error, error_description: description }, state);
-      if (q.response_type !== 'code') return fail('unsupported_response_type', 'response_type must be code');
-      if (!client.grant_types.includes(grantTypes.authorizationCode)) {
-        return fail('unauthorized_client', 'this client did not register the authorization_code grant');
-      }
-      if (!q.code_challenge) return fail('invalid_request', 'PKCE is required: send code_challenge (S256)');
-      if (q.code_challenge_method !== 'S256') {
-        return fail('invalid_request', 'code_challenge_method must be S256 (plain is not accepted)');
-      }
-      if (!codeVerifierPattern.test(q.code_challenge) || q.code_challenge.length !== 43) {
-        return fail('invalid_request', 'code_challenge must be BASE64URL(SHA256(code_verifier)), 43 characters');
-      }
-      const scopes = requestedScopes(q.scope, client.scopes);
-      if (!scopes.ok) return fail(scopes.error, scopes.description);
+      const client = await clientForAuthorization(clientLookup, q.client_id);
+      if (!client.ok) return refused(client.refusal);
+      const redirectUri = checkRedirectUri(client.value, q.redirect_uri);
+      if (!redirectUri.ok) return refused(redirectUri.refusal);
+      const returnTo = { redirectUri: redirectUri.value, state: q.state ?? null };
+      const responseType = checkResponseType(q.response_type);
+      if (!responseType.ok) return refused(responseType.refusal, returnTo);
+      const grant = checkGrantType(client.value, grantTypes.authorizationCode, 'authorization_code');
+      if (!grant.ok) return refused(grant.refusal, returnTo);
+      const challenge = checkPkce(q.code_challenge, q.code_challenge_method);
+      if (!challenge.ok) return refused(challenge.refusal, returnTo);
+      const scopes = requestedScopes(q.scope, client.value.row.scopes);
+      if (!scopes.ok) return refused(scopes.refusal, returnTo);
       const resource = requestedResource(q.resource, resources);
-      if (!resource.ok) return fail(resource.error, resource.description);
+      if (!resource.ok) return refused(resource.refusal, returnTo);
       if (body.principalId === null) return okReply(200, { kind: 'sign_in' as const });
-      if (body.principalId !== client.principal_id) {
-        return pageError(
-          'Another account’s application',
-          'This application was registered by another account. Sign out and sign in with that account to authorize it.',
-        );
-      }
+      const authorizer = checkAuthorizer(client.value, body.principalId);
+      if (!authorizer.ok) return refused(authorizer.refusal);
+      const asked = 'save' in client.value ? await client.value.save() : client.value;
       const request: ApprovedRequest = {
-        clientId: client.client_id,
-        redirectUri,
+        clientId: asked.row.client_id,
+        redirectUri: redirectUri.value,
         scopes: scopes.value,
         resource: resource.value,
-        codeChallenge: q.code_challenge,
-        state,
+        codeChallenge: challenge.value,
+        state: returnTo.state,
       };
       return okReply(200, {
         kind: 'consent' as const,
-        clientId: client.client_id,
-        clientName: client.client_name,
-        redirectOrigin: new URL(redirectUri).origin,
+        client: asked.shown,
+        redirectOrigin: new URL(redirectUri.value).origin,
         scopes: scopes.value,
         resource: resource.value,
         screenToken: await d.tokens.screenToken('consent', body.principalId, { ...request }),
@@ -174,21 +217,12 @@ export function authorizationHandlers(
         body.screenToken,
         body.principalId,
       )) as ApprovedRequest | null;
-      if (!request) {
-        return pageError(
-          'This page has expired',
-          'The consent screen was not valid any more (or not yours). Go back to the application and start again.',
-        );
-      }
+      if (!request) return refused({ refused: 'screen_expired' });
       const client = await oauthStore.liveClient(sql, request.clientId);
-      if (!client) return pageError('Unknown application', 'The application was removed meanwhile.');
-      if (body.decision !== 'approve') {
-        return redirectTo(
-          request.redirectUri,
-          { error: 'access_denied', error_description: 'the person declined' },
-          request.state,
-        );
-      }
+      if (!client) return refused({ refused: 'client_removed' });
+      const returnTo = { redirectUri: request.redirectUri, state: request.state };
+      if (body.decision !== 'approve')
+        return refused(protocolRefusal('access_denied', 'the person declined'), returnTo);
       const grantId = await grantFor(body.principalId, request.clientId, request.scopes, request.resource);
       const code = newSecret(credentialPrefixes.authorizationCode);
       await oauthStore.insertCode(sql, {
@@ -199,20 +233,23 @@ export function authorizationHandlers(
         codeChallenge: request.codeChallenge,
         expiresAt: new Date(d.clock.nowMs() + codeSeconds * 1000).toISOString(),
       });
-      return redirectTo(request.redirectUri, { code: code.value }, request.state);
+      return okReply(200, { kind: 'code' as const, code: code.value, returnTo });
     },
 
     async 'oauth.deviceAuthorization'({ body }) {
       const f = body.form;
-      const client = f.client_id && isUuid(f.client_id) ? await oauthStore.liveClient(sql, f.client_id) : null;
-      if (!client) return oauthError(401, 'invalid_client', 'unknown client_id');
-      if (!client.grant_types.includes(grantTypes.deviceCode)) {
-        return oauthError(400, 'unauthorized_client', 'this client did not register the device_code grant');
-      }
-      const scopes = requestedScopes(f.scope, client.scopes);
-      if (!scopes.ok) return oauthError(400, scopes.error, scopes.description);
+      const client = await clientPresentedAs(sql, f.client_id);
+      if (!client) return refused(protocolRefusal('invalid_client', 'unknown client_id'));
+      // Each request stores a device code: bounded per address and per client, or anyone knowing a client id could
+      // fill the table (checked before the grant, as a flood would be).
+      const rate = await checkDeviceCodeRate(body.clientAddress, client);
+      if (!rate.ok) return refused(rate.refusal);
+      const grant = checkGrantType(client, grantTypes.deviceCode, 'device_code');
+      if (!grant.ok) return refused(grant.refusal);
+      const scopes = requestedScopes(f.scope, client.row.scopes);
+      if (!scopes.ok) return refused(scopes.refusal);
       const resource = requestedResource(f.resource, resources);
-      if (!resource.ok) return oauthError(400, resource.error, resource.description);
+      if (!resource.ok) return refused(resource.refusal);
       const deviceCode = newSecret(credentialPrefixes.deviceCode);
       const now = d.clock.nowMs();
       for (;;) {
@@ -220,7 +257,7 @@ export function authorizationHandlers(
         const stored = await oauthStore.insertDeviceCode(sql, {
           deviceCodeHash: deviceCode.hash,
           userCode,
-          clientId: client.client_id,
+          clientId: client.row.client_id,
           scopes: scopes.value,
           resource: resource.value,
           at: new Date(now).toISOString(),
@@ -228,14 +265,12 @@ export function authorizationHandlers(
           intervalSeconds: devicePollSeconds,
         });
         if (!stored) continue; // a user code in use: draw again
-        const verificationUri = `${d.config.webUrl}/device`;
-        return http(200, {
-          device_code: deviceCode.value,
-          user_code: userCode,
-          verification_uri: verificationUri,
-          verification_uri_complete: `${verificationUri}?user_code=${userCode}`,
-          expires_in: deviceCodeSeconds,
-          interval: devicePollSeconds,
+        return okReply(200, {
+          kind: 'device_code' as const,
+          deviceCode: deviceCode.value,
+          userCode,
+          expiresInS: deviceCodeSeconds,
+          intervalS: devicePollSeconds,
         });
       }
     },
@@ -252,24 +287,15 @@ export function authorizationHandlers(
       const userCode = normaliseUserCode(body.userCode);
       const row = userCode ? await oauthStore.deviceCodeByUserCode(sql, userCode) : null;
       const fresh = row && row.state === 'pending' && row.expires_at.getTime() > d.clock.nowMs();
-      if (!row || !fresh) {
-        return okReply(200, {
-          kind: 'error' as const,
-          message: 'That code is not valid (or it expired). Check the code your device shows.',
-        });
-      }
-      const client = await oauthStore.liveClient(sql, row.client_id);
-      if (!client) return okReply(200, { kind: 'error' as const, message: 'The application was removed.' });
-      if (client.principal_id !== body.principalId) {
-        return okReply(200, {
-          kind: 'error' as const,
-          message: 'This application was registered by another account. Sign in with that account to approve it.',
-        });
-      }
+      if (!row || !fresh) return refused({ refused: 'unknown_user_code' });
+      const clientRow = await oauthStore.liveClient(sql, row.client_id);
+      if (!clientRow) return refused({ refused: 'client_removed' });
+      const client = clientOf(clientRow);
+      const authorizer = checkAuthorizer(client, body.principalId);
+      if (!authorizer.ok) return refused(authorizer.refusal);
       return okReply(200, {
         kind: 'confirm' as const,
-        clientId: client.client_id,
-        clientName: client.client_name,
+        client: client.shown,
         userCode: row.user_code,
         scopes: row.scopes,
         screenToken: await d.tokens.screenToken('device', body.principalId, { userCode: row.user_code }),
@@ -280,9 +306,7 @@ export function authorizationHandlers(
       const request = await d.tokens.screenRequest('device', body.screenToken, body.principalId);
       const userCode = typeof request?.userCode === 'string' ? request.userCode : null;
       const row = userCode ? await oauthStore.deviceCodeByUserCode(sql, userCode) : null;
-      if (!row || !userCode) {
-        return okReply(200, { title: 'This page has expired', message: 'Start again from your device.' });
-      }
+      if (!row || !userCode) return refused({ refused: 'screen_expired' });
       const approve = body.decision === 'approve';
       const grantId = approve ? await grantFor(body.principalId, row.client_id, row.scopes, row.resource) : null;
       const decided = await oauthStore.decideDeviceCode(
@@ -293,17 +317,9 @@ export function authorizationHandlers(
       );
       if (!decided) {
         if (grantId) await oauthStore.revokeGrant(sql, grantId, 'device_code_not_pending', d.clock.nowIso());
-        return okReply(200, {
-          title: 'Code expired',
-          message: 'The code expired or was used. Start again from your device.',
-        });
+        return refused({ refused: 'device_code_not_pending' });
       }
-      return okReply(
-        200,
-        approve
-          ? { title: 'Device connected', message: 'You can return to your device: it is signed in now.' }
-          : { title: 'Request denied', message: 'The device was not given access.' },
-      );
+      return okReply(200, { kind: 'device_decided' as const, approved: approve });
     },
   };
 }

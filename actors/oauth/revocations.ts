@@ -11,8 +11,9 @@ export class RevocationList {
     for (const id of ids) await this.kv.put(revokedKeys.grant(id), '1');
   }
 
-  /** One access token, until it expires (`exp`, seconds since the epoch). */
-  async token(jti: string, exp: number): Promise<void> {
-    await this.kv.put(revokedKeys.token(jti), String(exp));
+  /** Access tokens, each until it expires (what `revokeAccessToken` returns: the token and its exchanged family). */
+  async tokens(revoked: readonly { jti: string; expiresAt: Date }[]): Promise<void> {
+    for (const t of revoked)
+      await this.kv.put(revokedKeys.token(t.jti), String(Math.ceil(t.expiresAt.getTime() / 1000)));
   }
 }

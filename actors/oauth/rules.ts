@@ -1,12 +1,28 @@
 // The OAuth server's rules that need no storage: what a client may register (RFC 7591, RFC 8252), which redirect
 // URI an authorization request may use, which scopes and resources a request may ask for. Each answer is either
-// the accepted value or the RFC's error code with a description.
-import { grantTypes, type Scope, scopes as allScopes } from '../../contracts/index.ts';
+// the accepted value or the refusal (the RFC's error code with a description).
+import {
+  grantTypes,
+  type OAuthErrorCodeT,
+  type OAuthRefusalT,
+  type Scope,
+  scopes as allScopes,
+} from '../../contracts/index.ts';
 
-export type Refusal = { error: string; description: string };
-export type Checked<T> = { ok: true; value: T } | ({ ok: false } & Refusal);
+/** One step of a request: the accepted value, or what it refused. */
+export type Checked<T> = { ok: true; value: T } | { ok: false; refusal: OAuthRefusalT };
 
-const refuse = (error: string, description: string): { ok: false } & Refusal => ({ ok: false, error, description });
+/** An RFC error for the client. */
+export const protocolRefusal = (error: OAuthErrorCodeT, description: string): OAuthRefusalT => ({
+  refused: 'protocol',
+  error,
+  description,
+});
+
+const refuse = (error: OAuthErrorCodeT, description: string): { ok: false; refusal: OAuthRefusalT } => ({
+  ok: false,
+  refusal: protocolRefusal(error, description),
+});
 
 /** Grant types a client may register. */
 export const registrableGrantTypes: readonly string[] = Object.values(grantTypes);
@@ -27,7 +43,11 @@ export function parseScopes(scope: string): Scope[] | null {
   return [...new Set(parts)] as Scope[];
 }
 
-const loopbackHosts = new Set(['127.0.0.1', '[::1]', 'localhost']);
+/**
+ * Literal loopback addresses only (OAuth 2.1 8.4.2, RFC 8252 8.3): `localhost` is a name, and a name can be made to
+ * resolve elsewhere (a hosts file, a resolver that does not special-case it), sending the code off the machine.
+ */
+const loopbackHosts = new Set(['127.0.0.1', '[::1]']);
 
 /**
  * RFC 8252 7.3 and OAuth 2.1 2.3.1: https, or http on a loopback host (a native app's local listener); an absolute

@@ -33,8 +33,6 @@ export interface VerifiedAccessToken extends JWTPayload {
 const screenTokenSeconds = 600;
 /** Screen tokens carry their own audience, so one can never pass for an access token or the other way round. */
 const screenAudience = (issuer: string, purpose: 'consent' | 'device') => `${issuer}#${purpose}-screen`;
-/** How long the keys are used before they are read again (a rotation shows within this and one read). */
-const keysTtlMs = 5000;
 
 interface LoadedKeys {
   /** The public keys of every token key (verification). */
@@ -53,6 +51,8 @@ export class OAuthTokens {
     private readonly clock: Clock,
     private readonly issuer: string,
     private readonly accessTokenSeconds: number,
+    /** How long the keys are used before they are read again (a rotation shows within this and one read). */
+    private readonly keysTtlMs: number,
   ) {}
 
   /** A new access token: the prefixed token, its id and expiry (seconds since the epoch). */
@@ -78,8 +78,11 @@ export class OAuthTokens {
    * Revocation is the caller's business.
    */
   async verifyAccessToken(token: string, o: { allowExpired?: boolean } = {}): Promise<VerifiedAccessToken | null> {
-    if (!token.startsWith(credentialPrefixes.accessToken)) return null;
-    const claims = await this.verify(token.slice(credentialPrefixes.accessToken.length), {
+    // With or without its prefix: the same signed token is the same token (revoking the bare form revokes it).
+    const jwt = token.startsWith(credentialPrefixes.accessToken)
+      ? token.slice(credentialPrefixes.accessToken.length)
+      : token;
+    const claims = await this.verify(jwt, {
       typ: 'at+jwt',
       ...(o.allowExpired ? { currentDate: new Date(0) } : {}),
     });
@@ -125,7 +128,7 @@ export class OAuthTokens {
    */
   async keys(): Promise<LoadedKeys> {
     const loaded = this.loaded;
-    if (loaded && this.clock.nowMs() - loaded.readAtMs <= keysTtlMs) return loaded;
+    if (loaded && this.clock.nowMs() - loaded.readAtMs <= this.keysTtlMs) return loaded;
     this.loading ??= this.load().finally(() => {
       this.loading = null;
     });

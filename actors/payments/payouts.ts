@@ -2,7 +2,9 @@
 // accruals released since the last one. Exactly once, through a crash at any point: the seller's actor records the
 // transfer (its accruals' range and amount) before the processor is asked, the processor is asked with an
 // idempotency key and transfer group that are the transfer's id, and the outcome is recorded after. A run that
-// finds a transfer in flight finishes it first, looking it up at the processor before asking again.
+// finds a transfer in flight finishes it first, looking it up at the processor before asking again. Accruals paid
+// by a buyer whose funds are in dispute wait, and so does every payout of a seller whose own balance is negative
+// (docs/money.md, Payouts held).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type Stripe from 'stripe';
 import {
@@ -11,17 +13,19 @@ import {
   type PayoutRunSummary,
   processorCurrency,
   type RequestOf,
+  internalRequest,
 } from '../../contracts/index.ts';
-import { owedAccruals, payoutCandidates } from '../../storage/index.ts';
-import { askInternal, internalRequest } from '../runtime/service.ts';
+import { payableAccruals, payoutCandidates, principalFactsCheckpoint } from '../../storage/index.ts';
+import { askInternal } from '../runtime/service.ts';
 import { isProcessorError, type Processor, processorOf } from './processor.ts';
-import type { PaymentsDeps } from './service.ts';
+import type { PaymentsDeps } from './deps.ts';
 
 export async function runPayouts(
   d: PaymentsDeps & { processor: Processor },
   onlyPrincipalId?: string,
 ): Promise<PayoutRunSummary> {
-  const summary: PayoutRunSummary = { sellers: 0, transfers: 0, paidCents: 0, resumed: 0, failed: [] };
+  const summary: PayoutRunSummary = { sellers: 0, transfers: 0, paidCents: 0, resumed: 0, failed: [], held: [] };
+  const checkpoint = principalFactsCheckpoint(d.names);
   const ask = <Id extends InternalOpId>(op: Id, principalId: string, body: RequestOf<Id>['body']) =>
     askInternal(
       d.nc,
@@ -34,6 +38,7 @@ export async function runPayouts(
   for (const principalId of sellers) {
     summary.sellers++;
     const fail = (reason: string) => summary.failed.push({ principalId, reason });
+    const hold = (reason: string) => summary.held.push({ principalId, reason });
     const position = await ask('billing.get', principalId, { principalId });
     if (!position.ok) {
       fail(position.reply.ok ? 'no answer' : position.reply.error.message);
@@ -43,16 +48,25 @@ export async function runPayouts(
     if (transfer) summary.resumed++;
     else {
       if (!position.body.payoutAccount?.payoutsEnabled) continue;
-      const owed = await owedAccruals(d.sql, principalId, position.body.payoutThroughSeq);
-      if (!owed) continue;
+      const owed = await payableAccruals(d.sql, principalId, position.body.payoutThroughSeq, checkpoint);
+      if (owed.held) {
+        const h = owed.held;
+        hold(
+          `the accrual of order ${h.orderId} (LEDGER seq ${h.seq}) and those after it wait: its buyer ${h.buyer} has ${h.openDisputes} dispute(s) open and owes ${h.owedCents} cents after card top-ups taken back`,
+        );
+      }
+      if (!owed.payable) continue;
       const begun = await ask('payout.begin', principalId, {
         principalId,
         fromSeq: position.body.payoutThroughSeq,
-        throughSeq: owed.throughSeq,
-        amountCents: owed.amountCents,
+        throughSeq: owed.payable.throughSeq,
+        amountCents: owed.payable.amountCents,
+        checkedThroughSeq: owed.checkedThroughSeq,
       });
       if (!begun.ok) {
-        fail(begun.reply.ok ? 'no answer' : begun.reply.error.message);
+        // The seller's own balance is negative: the rule holds its payouts, nothing failed.
+        if (!begun.reply.ok && begun.reply.error.code === 'insufficient_credits') hold(begun.reply.error.message);
+        else fail(begun.reply.ok ? 'no answer' : begun.reply.error.message);
         continue;
       }
       transfer = begun.body.transfer;

@@ -1,40 +1,31 @@
 // The payments service (docs/money.md): the only code that talks to the payment processor. It opens the
 // processor's hosted pages (saving a card, seller onboarding), charges saved cards for live top-ups (asked by the
-// principal actor), acts on the processor's verified webhook events by asking principal actors to record facts,
-// and runs payouts. It keeps no state of its own: facts on the principals' ledgers do.
-import type { NatsConnection } from '@nats-io/nats-core';
+// principal actor), acts on the processor's verified webhook events by asking principal actors to record facts
+// (top-ups landed or failed, cards saved, accounts updated, and top-ups refunded or disputed), and runs payouts. It
+// keeps no state of its own: facts on the principals' ledgers do.
 import type { Logger } from 'pino';
 import type Stripe from 'stripe';
+import { Value } from 'typebox/value';
 import {
   type BusReply,
-  type Config,
   errorReply,
   type InternalOpId,
-  type Names,
   okReply,
   processorCurrency,
   type RequestOf,
   type ServiceHandlers,
+  internalRequest,
 } from '../../contracts/index.ts';
-import type { Sql } from '../../storage/index.ts';
-import { askInternal, internalRequest } from '../runtime/service.ts';
+import { askInternal } from '../runtime/service.ts';
+import type { PaymentsDeps } from './deps.ts';
+import { HandledEvent, handledEventTypes } from './processor-event.ts';
 import { runPayouts } from './payouts.ts';
 import { isProcessorError, type Processor, processorOf } from './processor.ts';
 
-export interface PaymentsDeps {
-  nc: NatsConnection;
-  sql: Sql;
-  names: Names;
-  config: Config;
-  log: Logger;
-  /** Defaults to the configured processor; null when STRIPE_SECRET_KEY is unset. */
-  processor?: Processor | null;
-}
-
-export const notConfigured = (): BusReply =>
+export const notConfigured = (): BusReply<never> =>
   errorReply(
-    'unavailable',
-    'the payment processor is not configured on this deployment (STRIPE_SECRET_KEY); live money is unavailable',
+    'payments_not_configured',
+    'this deployment takes no card payments: its operator has configured no payment processor (STRIPE_SECRET_KEY), so there are no saved cards, live top-ups or payouts',
   );
 
 /** The metadata that marks a processor object as Assay's and names its principal. */
@@ -148,7 +139,14 @@ export function paymentsService(d: PaymentsDeps): ServiceHandlers<'payments'> {
 
     async 'payments.event'(req) {
       if (!processor) return notConfigured();
-      const event = req.body.event as unknown as Stripe.Event;
+      const event: unknown = req.body.event;
+      if (!Value.Check(HandledEvent, event)) {
+        // A type Assay does not act on is acknowledged; one it acts on in a shape it cannot read is refused, so the
+        // processor sends it again and the log says which (money must not be dropped silently).
+        if (!handledEventTypes.has(req.body.event.type)) return okReply(200, { handled: false });
+        d.log.error({ eventId: req.body.event.id, type: req.body.event.type }, 'processor event not in the shape read');
+        return errorReply('unavailable', 'the processor event could not be read');
+      }
       switch (event.type) {
         case 'payment_intent.succeeded':
         case 'payment_intent.payment_failed': {
@@ -183,10 +181,10 @@ export function paymentsService(d: PaymentsDeps): ServiceHandlers<'payments'> {
         case 'checkout.session.completed': {
           const session = event.data.object;
           const principalId = session.metadata?.principal_id ?? session.client_reference_id;
-          if (session.mode !== 'setup' || !principalId || !session.setup_intent)
-            return okReply(200, { handled: false });
+          const setupIntent = session.setup_intent;
+          if (session.mode !== 'setup' || !principalId || !setupIntent) return okReply(200, { handled: false });
           return processorCall(d.log, async () => {
-            const intentId = typeof session.setup_intent === 'string' ? session.setup_intent : session.setup_intent!.id;
+            const intentId = typeof setupIntent === 'string' ? setupIntent : setupIntent.id;
             const intent = await processor.setupIntents.retrieve(intentId, { expand: ['payment_method'] });
             const method = intent.payment_method;
             if (!method || typeof method === 'string' || !intent.customer) {
@@ -209,6 +207,44 @@ export function paymentsService(d: PaymentsDeps): ServiceHandlers<'payments'> {
               event.id,
             );
             return saved.ok ? okReply(200, { handled: true }) : saved.reply;
+          });
+        }
+        case 'charge.refunded': {
+          const charge = event.data.object;
+          return processorCall<{ handled: boolean }>(d.log, async () => {
+            const topup = await topupOf(processor, charge.payment_intent);
+            if (!topup) return okReply(200, { handled: false });
+            const refunded = await askPrincipal(
+              'topup.refund',
+              topup.principalId,
+              { ...topup, chargeId: charge.id, amountRefundedCents: charge.amount_refunded },
+              event.id,
+            );
+            return refunded.ok ? okReply(200, { handled: true }) : refunded.reply;
+          });
+        }
+        case 'charge.dispute.created':
+        case 'charge.dispute.updated':
+        case 'charge.dispute.closed': {
+          // Each carries the dispute as it stood; the actor moves money only on a change of its state, so the
+          // order these arrive in does not matter (actors/principal/chargebacks.ts).
+          const dispute = event.data.object;
+          return processorCall<{ handled: boolean }>(d.log, async () => {
+            const topup = await topupOf(processor, dispute.payment_intent ?? null);
+            if (!topup) return okReply(200, { handled: false });
+            const recorded = await askPrincipal(
+              'topup.dispute',
+              topup.principalId,
+              {
+                ...topup,
+                chargeId: typeof dispute.charge === 'string' ? dispute.charge : dispute.charge.id,
+                disputeId: dispute.id,
+                amountCents: dispute.amount,
+                status: disputeState(dispute.status),
+              },
+              event.id,
+            );
+            return recorded.ok ? okReply(200, { handled: true }) : recorded.reply;
           });
         }
         case 'account.updated': {
@@ -238,8 +274,34 @@ export function paymentsService(d: PaymentsDeps): ServiceHandlers<'payments'> {
   };
 }
 
+/**
+ * The live top-up a charge paid, read from its PaymentIntent (the metadata Assay set when it charged), with the
+ * amount the processor received; null for a payment that is not an Assay top-up, or received nothing.
+ */
+async function topupOf(
+  processor: Processor,
+  intent: string | { id: string } | null,
+): Promise<{ principalId: string; topupId: string; paymentIntentId: string; chargeCents: number } | null> {
+  if (!intent) return null;
+  // The intent as it is now: its metadata and amount are Assay's own, whatever the event's copy says.
+  const pi = await processor.paymentIntents.retrieve(typeof intent === 'string' ? intent : intent.id);
+  const m = pi.metadata ?? {};
+  if (m.kind !== topupKind || !m.principal_id || !m.topup_id || !(pi.amount_received > 0)) return null;
+  return { principalId: m.principal_id, topupId: m.topup_id, paymentIntentId: pi.id, chargeCents: pi.amount_received };
+}
+
+/**
+ * A dispute's status as the ledger reads it: `lost` keeps the withheld amount; `won`, an inquiry closed without a
+ * chargeback (`warning_closed`) and a dispute `prevented` return it; every other status is still open.
+ */
+function disputeState(status: string): 'open' | 'won' | 'lost' {
+  if (status === 'lost') return 'lost';
+  if (status === 'won' || status === 'warning_closed' || status === 'prevented') return 'won';
+  return 'open';
+}
+
 /** A call to the processor whose failure is the processor's, not the caller's: 503 with what it said, logged. */
-async function processorCall(log: Logger, run: () => Promise<BusReply>): Promise<BusReply> {
+async function processorCall<B>(log: Logger, run: () => Promise<BusReply<B>>): Promise<BusReply<B>> {
   try {
     return await run();
   } catch (err) {
@@ -250,7 +312,7 @@ async function processorCall(log: Logger, run: () => Promise<BusReply>): Promise
 }
 
 /** A refused off-session charge as the agent API's typed error, with the processor's codes in the message. */
-function chargeRefusal(log: Logger, err: unknown): BusReply {
+function chargeRefusal(log: Logger, err: unknown): BusReply<never> {
   if (isProcessorError(err)) {
     if (err.type === 'StripeCardError') {
       const decline = (err as Stripe.errors.StripeCardError).decline_code;

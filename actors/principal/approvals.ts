@@ -5,18 +5,17 @@
 // carries the original purchase request's key, so replaying that request answers how it stands now, from the fact.
 import {
   type ApprovalRecord,
-  type BusReply,
   errorReply,
   type EscrowHeldFact,
   type LedgerFact,
   okReply,
   pageLimits,
-  pendingApprovalReply,
   type RequestOf,
 } from '../../contracts/index.ts';
 import type { Decision } from '../runtime/host.ts';
 import { purchaseOrderId } from '../shared/ids.ts';
 import { badCursor, decodeNumberCursor, encodeCursor } from '../shared/cursor.ts';
+import { pendingReply } from './approval-reply.ts';
 import { factBase, type PrincipalDeps } from './deps.ts';
 import { recordOf } from './idempotency.ts';
 import { purchaseRefusal } from './purchase-policy.ts';
@@ -26,22 +25,6 @@ import { decideSettlement } from './settlement.ts';
 import { currentMandate, type HeldRequest, type PrincipalState } from './state.ts';
 
 const noSuchApproval = 'no approval request of this principal has this id';
-
-/** What a purchase waiting in `a` answers, the first time and on every replay while it waits. */
-export const pendingReply = (a: ApprovalRecord): BusReply =>
-  pendingApprovalReply(
-    a.id,
-    `the price ${a.priceCents} cents is above the mandate's approval threshold: approval request ${a.id} awaits the principal until ${a.expiresAt}; watch approval.decided events or retry this request with the same key`,
-  );
-
-/** What the purchase request answers once its approval request was declined or expired: nothing was bought. */
-export const refusedReply = (a: ApprovalRecord): BusReply =>
-  errorReply(
-    'mandate_exceeded',
-    a.state === 'expired'
-      ? `approval request ${a.id} expired at ${a.expiresAt} without a decision; nothing was bought`
-      : `the principal declined approval request ${a.id}; nothing was bought`,
-  );
 
 /** Record a purchase that waits for approval; `requestedPrice` is the listing's price now. */
 export function requestApproval(
@@ -145,7 +128,7 @@ async function buyApproved(
     artifact,
     mandate: currentMandate(state),
     availableCents: state.availableCents,
-    quota: quotaUse(d, state),
+    quota: quotaUse(d, state, a.sandbox),
     approval: 'approved',
   });
   if (refusal) {
@@ -247,11 +230,4 @@ export function getApprovals(state: PrincipalState, req: RequestOf<'getApprovals
   const items = all.slice(offset, offset + limit);
   const more = offset + limit < all.length;
   return { reply: okReply(200, { items, next_cursor: more ? encodeCursor('approvals', offset + limit) : null }) };
-}
-
-/** The reply a fact of an approval request rebuilds for the purchase request's key. */
-export function approvalReplyOf(fact: LedgerFact): BusReply | null {
-  if (fact.type === 'approval_requested') return pendingReply(fact.approval);
-  if (fact.type === 'approval_decided') return refusedReply(fact.approval);
-  return null;
 }

@@ -4,13 +4,16 @@
 import { createHash } from 'node:crypto';
 import {
   type BillingView,
+  type ErrorCode,
   errorReply,
+  firstByPrecedence,
   type LedgerFact,
   okReply,
   type RequestOf,
   type TopUpResultT,
+  internalRequest,
 } from '../../contracts/index.ts';
-import type { Decision } from '../runtime/host.ts';
+import { askThen, type Decision } from '../runtime/host.ts';
 import { factBase, type PrincipalDeps } from './deps.ts';
 import { keyOf, recordOf, replayOrConflict } from './idempotency.ts';
 import type { PrincipalState } from './state.ts';
@@ -27,9 +30,8 @@ export function liveTopUp(d: PrincipalDeps, state: PrincipalState, req: RequestO
   if (!d.processorConfigured) {
     return {
       reply: errorReply(
-        'unavailable',
-        'live top-ups need the payment processor, which is not configured on this deployment (STRIPE_SECRET_KEY)',
-        60,
+        'payments_not_configured',
+        'this deployment takes no card payments, so there are no live top-ups (its operator has configured no payment processor, STRIPE_SECRET_KEY); the sandbox tops up test credits',
       ),
     };
   }
@@ -46,40 +48,31 @@ export function liveTopUp(d: PrincipalDeps, state: PrincipalState, req: RequestO
   const digest = createHash('sha256').update(`${state.principalId}\n${key}`).digest('hex');
   const topupId = `top_${digest.slice(0, 32)}`;
   const amountCents = req.body.credits * 100;
-  return {
-    call: {
-      subject: d.names.serviceSubject('payments'),
-      request: {
-        op: 'payments.charge',
-        requestId: req.requestId,
-        caller: null,
-        params: {},
-        query: {},
-        body: {
-          principalId: state.principalId,
-          topupId,
-          amountCents,
-          customerId: card.customerId,
-          paymentMethodId: card.paymentMethodId,
-          idempotencyKey: `assay-topup-${digest}`,
-        },
-      },
+  const charge = internalRequest(
+    'payments.charge',
+    {
+      principalId: state.principalId,
+      topupId,
+      amountCents,
+      customerId: card.customerId,
+      paymentMethodId: card.paymentMethodId,
+      idempotencyKey: `assay-topup-${digest}`,
     },
-    next: (charged) => {
-      if (!charged.ok) return { reply: charged };
-      const { paymentIntentId } = charged.body as { paymentIntentId: string };
-      const body: TopUpResultT = { status: 'pending', amount_cents: amountCents, sandbox: false, topup_id: topupId };
-      const fact: LedgerFact = {
-        ...factBase(d, state.principalId, false, state.availableCents),
-        type: 'topup_requested',
-        topupId,
-        paymentIntentId,
-        amountCents,
-        idempotency: recordOf(req, req.caller.agentId, { status: 201, body }),
-      };
-      return { fact, reply: okReply(201, body) };
-    },
-  };
+    { requestId: req.requestId },
+  );
+  return askThen(d.names.serviceSubject('payments'), charge, (charged) => {
+    if (!charged.ok) return { reply: charged.reply };
+    const body: TopUpResultT = { status: 'pending', amount_cents: amountCents, sandbox: false, topup_id: topupId };
+    const fact: LedgerFact = {
+      ...factBase(d, state.principalId, false, state.availableCents),
+      type: 'topup_requested',
+      topupId,
+      paymentIntentId: charged.body.paymentIntentId,
+      amountCents,
+      idempotency: recordOf(req, req.caller.agentId, { status: 201, body }),
+    };
+    return { fact, reply: okReply(201, body) };
+  });
 }
 
 export function getBilling(state: PrincipalState): Decision<LedgerFact> {
@@ -169,7 +162,9 @@ export function updatePayoutAccount(
 
 /**
  * Start a transfer of the accruals in (fromSeq, throughSeq], or hand back the one in flight: a payout run that
- * crashed after starting it resumes it, and two runs at once never both start one for the same accruals.
+ * crashed after starting it resumes it, and two runs at once never both start one for the same accruals. A seller
+ * whose own balance is negative (a card top-up of theirs taken back after its credits were spent) is paid nothing
+ * until it is paid back.
  */
 export function beginPayout(
   d: PrincipalDeps,
@@ -179,23 +174,39 @@ export function beginPayout(
   const b = state.billing;
   if (b.payoutInFlight) return { reply: okReply(200, { transfer: b.payoutInFlight, resumed: true }) };
   const account = b.payoutAccount;
+  const { fromSeq, throughSeq, amountCents, checkedThroughSeq } = req.body;
+  const refusals: { code: ErrorCode; message: string }[] = [];
   if (!account?.payoutsEnabled) {
-    return { reply: errorReply('validation_failed', 'payouts are not enabled for this seller') };
+    refusals.push({ code: 'validation_failed', message: 'payouts are not enabled for this seller' });
   }
-  const { fromSeq, throughSeq, amountCents } = req.body;
   if (fromSeq !== b.payoutThroughSeq) {
-    return {
-      reply: errorReply(
-        'validation_failed',
-        `accruals through ${b.payoutThroughSeq} are already paid or in a transfer; read the position again`,
-      ),
-    };
+    refusals.push({
+      code: 'validation_failed',
+      message: `accruals through ${b.payoutThroughSeq} are already paid or in a transfer; read the position again`,
+    });
+  }
+  if (throughSeq > checkedThroughSeq) {
+    refusals.push({
+      code: 'validation_failed',
+      message: `accruals through ${throughSeq} cannot have been checked at sequence ${checkedThroughSeq}`,
+    });
+  }
+  if (state.availableCents < 0) {
+    refusals.push({
+      code: 'insufficient_credits',
+      message: `the seller's balance is ${state.availableCents} cents (a card top-up was refunded or disputed after its credits were spent): payouts wait until a top-up pays it back`,
+    });
+  }
+  const refusal = firstByPrecedence(refusals);
+  if (refusal || !account) {
+    return { reply: errorReply(refusal?.code ?? 'validation_failed', refusal?.message ?? 'no payout account') };
   }
   const transfer = { transferId: d.ids.uuid(), accountId: account.accountId, amountCents, fromSeq, throughSeq };
   const fact: LedgerFact = {
     ...factBase(d, state.principalId, false, state.availableCents),
     type: 'payout_started',
     ...transfer,
+    checkedThroughSeq,
   };
   return { fact, reply: okReply(200, { transfer, resumed: false }) };
 }

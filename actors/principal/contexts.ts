@@ -16,7 +16,7 @@ import {
   type RequestOf,
   slugOf,
 } from '../../contracts/index.ts';
-import type { Decision } from '../runtime/host.ts';
+import { askThen, type Decision } from '../runtime/host.ts';
 import { factBase, type PrincipalDeps } from './deps.ts';
 import type { HeldContext, PrincipalState } from './state.ts';
 import { derivedId } from '../shared/ids.ts';
@@ -208,18 +208,16 @@ export async function publishContext(
       ...(floor === undefined ? {} : { floor }),
     },
   };
-  return {
-    call: {
-      subject: d.names.serviceSubject('catalog'),
-      request: { ...req, op: 'catalog.publish_artifact', body: command },
-    },
-    next: (reply) => {
-      if (!reply.ok) return { reply };
+  return askThen(
+    d.names.serviceSubject('catalog'),
+    { ...req, op: 'catalog.publish_artifact', body: command },
+    (reply) => {
+      if (!reply.ok) return { reply: reply.reply };
       const fact = syncedFact(d, state, req.caller.sandbox, r, artifactId, editionId);
       const linked = { ...held, artifact: { id: artifactId, contentSha256: r.contentSha256 } };
       return { fact, reply: okReply(201, ownView(linked, null)) };
     },
-  };
+  );
 }
 
 /**
@@ -245,20 +243,18 @@ export async function syncEdition(
     editionId,
     request: { content, title: r.name, ...(r.description === '' ? {} : { description: r.description }) },
   };
-  return {
-    call: {
-      subject: d.names.serviceSubject('catalog'),
-      request: { ...req, op: 'catalog.publish_edition', body: command },
-    },
-    next: (reply) => {
-      if (!reply.ok) return { reply };
+  return askThen(
+    d.names.serviceSubject('catalog'),
+    { ...req, op: 'catalog.publish_edition', body: command },
+    (reply) => {
+      if (!reply.ok) return { reply: reply.reply };
       const fact = syncedFact(d, state, req.caller.sandbox, r, artifactId, editionId);
       return {
         fact,
         reply: okReply(200, ownView({ ...held, artifact: { id: artifactId, contentSha256: r.contentSha256 } }, null)),
       };
     },
-  };
+  );
 }
 
 function syncedFact(

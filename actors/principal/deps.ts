@@ -17,6 +17,8 @@ export interface PrincipalDeps {
   quotes: Quotes;
   /** The plan of a principal no operator has put on one. */
   defaultPlan: PlanName;
+  /** The plan of a sandbox principal no operator has set one for (ASSAY_SANDBOX_PLAN). */
+  sandboxPlan: PlanName;
   /** How long a gateway spends a batch of rate-limit tokens (sizes the batches). */
   rateLeaseMs: number;
   /** How long a purchase above the approval threshold waits for the principal before it expires. */

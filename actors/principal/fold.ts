@@ -4,25 +4,35 @@ import assert from 'node:assert/strict';
 import {
   type ApprovalRecord,
   type EscrowHeldFact,
-  type IdempotencyRecord,
+  decisionCall,
   type LedgerFact,
   type SubscriptionRecord,
+  type TopupDisputeClosedFact,
+  type TopupDisputedFact,
+  type TopupRefundedFact,
   utcDay,
 } from '../../contracts/index.ts';
 import { type HotKeyPolicy, rememberKey } from './idempotency.ts';
-import { own, ownBilling, type PrincipalState } from './state.ts';
+import { type ChargeTakenBack, openDisputes, own, ownBilling, ownChargebacks, type PrincipalState } from './state.ts';
 
 interface Totals {
   availableCents: number;
   heldCents: number;
   spentCents: number;
+  withheldCents: number;
+  reversedCents: number;
   creditedCents: number;
 }
+
+type ChargebackFact = TopupRefundedFact | TopupDisputedFact | TopupDisputeClosedFact;
 
 /** The money after `fact`, asserting every invariant it must keep; `state` is not changed. */
 export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
   assert.equal(fact.principalId, state.principalId, 'fact on the wrong principal subject');
   let { availableCents, heldCents, spentCents, creditedCents } = state;
+  let { withheldCents, reversedCents } = state.chargebacks;
+  // A chargeback (the processor taking money back) is the one kind of fact that may leave the balance negative.
+  let takesBack = false;
   let balanceAfterCents = fact.balanceAfterCents;
   switch (fact.type) {
     case 'credited':
@@ -129,6 +139,52 @@ export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
     case 'payout_finished':
       assert.equal(state.billing.payoutInFlight?.transferId, fact.transferId, 'only the transfer in flight finishes');
       break;
+    case 'topup_refunded': {
+      const taken = checkChargeback(state, fact);
+      assert.equal(
+        fact.refundedCents,
+        (taken?.refundedCents ?? 0) + fact.amountCents,
+        'a refund debits what was refunded since the last one, once',
+      );
+      availableCents -= fact.amountCents;
+      reversedCents += fact.amountCents;
+      assert.equal(fact.openDisputes, openDisputes(state), 'a refund leaves the open disputes as they are');
+      takesBack = true;
+      break;
+    }
+    case 'topup_disputed': {
+      const taken = checkChargeback(state, fact);
+      assert(!taken?.disputes.some((d) => d.id === fact.disputeId), 'a dispute withholds once');
+      availableCents -= fact.amountCents;
+      withheldCents += fact.amountCents;
+      assert.equal(fact.openDisputes, openDisputes(state) + 1, 'a dispute withheld is one more open');
+      takesBack = true;
+      break;
+    }
+    case 'topup_dispute_closed': {
+      const taken = checkChargeback(state, fact);
+      const dispute = taken?.disputes.find((d) => d.id === fact.disputeId);
+      if (fact.wasWithheld) {
+        assert(
+          dispute?.state === 'open' && dispute.amountCents === fact.amountCents,
+          'only an open dispute closes, once, with what it withheld',
+        );
+        withheldCents -= fact.amountCents;
+        if (fact.outcome === 'won') availableCents += fact.amountCents;
+        else reversedCents += fact.amountCents;
+        assert.equal(fact.openDisputes, openDisputes(state) - 1, 'a dispute closed is one fewer open');
+      } else {
+        assert(!dispute, 'a dispute seen open closes from what it withheld');
+        // Never seen open: losing it takes its amount now; winning it moves nothing.
+        if (fact.outcome === 'lost') {
+          availableCents -= fact.amountCents;
+          reversedCents += fact.amountCents;
+        } else assert.equal(fact.amountCents, 0, 'a dispute won before it was seen open moves nothing');
+        assert.equal(fact.openDisputes, openDisputes(state), 'a dispute never seen open changes no open count');
+      }
+      takesBack = true;
+      break;
+    }
     case 'mandate_set':
     case 'call_recorded':
     case 'plan_set':
@@ -141,13 +197,45 @@ export function checkFact(state: PrincipalState, fact: LedgerFact): Totals {
       return unknownFact(fact);
   }
   assert.equal(availableCents, balanceAfterCents, 'fold and fact disagree on the balance');
-  assert(availableCents >= 0 && heldCents >= 0, 'negative credits after a fact');
+  assert(heldCents >= 0 && withheldCents >= 0 && reversedCents >= 0, 'negative credits after a fact');
+  // Only the processor taking money back makes a balance negative; while it is, nothing is bought (a hold would
+  // lower it) and it only rises.
+  assert(
+    availableCents >= 0 || takesBack || (fact.type !== 'escrow_held' && availableCents >= state.availableCents),
+    'negative credits after a fact that is not a chargeback',
+  );
   assert.equal(
     creditedCents,
-    availableCents + heldCents + spentCents,
-    'credits in must equal available + held + spent',
+    availableCents + heldCents + spentCents + withheldCents + reversedCents,
+    'credits in must equal available + held + spent + withheld + reversed',
   );
-  return { availableCents, heldCents, spentCents, creditedCents };
+  return { availableCents, heldCents, spentCents, withheldCents, reversedCents, creditedCents };
+}
+
+/**
+ * A chargeback fact names a live card top-up's charge consistently, and takes back no more than the charge: its
+ * refunds and its disputes open or lost stay within the charge's amount. Answers what was taken from it before.
+ */
+function checkChargeback(state: PrincipalState, fact: ChargebackFact): ChargeTakenBack | undefined {
+  assert(!fact.sandbox, 'only live card top-ups are taken back');
+  assert(Number.isInteger(fact.amountCents) && fact.amountCents >= 0, 'a chargeback moves whole cents');
+  assert(fact.type === 'topup_dispute_closed' || fact.amountCents > 0, 'a refund or a new dispute moves money');
+  const taken = state.chargebacks.charges.get(fact.chargeId);
+  if (taken) {
+    assert.equal(taken.paymentIntentId, fact.paymentIntentId, 'a charge belongs to one PaymentIntent');
+    assert.equal(taken.chargeCents, fact.chargeCents, "a charge's amount does not change");
+  }
+  const takes = fact.type === 'topup_dispute_closed' ? (fact.wasWithheld ? 0 : fact.amountCents) : fact.amountCents;
+  assert(takenCents(taken) + takes <= fact.chargeCents, 'nothing is taken back beyond the charge');
+  return taken;
+}
+
+/** What a charge's refunds and its disputes open or lost have taken from the principal. */
+export function takenCents(c: ChargeTakenBack | undefined): number {
+  if (!c) return 0;
+  let cents = c.refundedCents;
+  for (const d of c.disputes) if (d.state !== 'won') cents += d.amountCents;
+  return cents;
 }
 
 /** Fold one fact at its LEDGER sequence into the state (checked first, so a bad fact changes nothing). */
@@ -157,6 +245,13 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
   state.heldCents = totals.heldCents;
   state.spentCents = totals.spentCents;
   state.creditedCents = totals.creditedCents;
+  const c = state.chargebacks;
+  // Most principals are never charged back: their shared record is left as it is.
+  if (c.withheldCents !== totals.withheldCents || c.reversedCents !== totals.reversedCents) {
+    const own = ownChargebacks(state);
+    own.withheldCents = totals.withheldCents;
+    own.reversedCents = totals.reversedCents;
+  }
   switch (fact.type) {
     case 'credited':
       // A new array of exactly the mandates: a push would grow it to room for 17 (most principals have one).
@@ -254,6 +349,19 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
       b.payoutInFlight = null;
       break;
     }
+    case 'topup_refunded':
+      chargeOf(state, fact).refundedCents = fact.refundedCents;
+      break;
+    case 'topup_disputed':
+      chargeOf(state, fact).disputes.push({ id: fact.disputeId, amountCents: fact.amountCents, state: 'open' });
+      break;
+    case 'topup_dispute_closed': {
+      const charge = chargeOf(state, fact);
+      const dispute = charge.disputes.find((d) => d.id === fact.disputeId);
+      if (dispute) dispute.state = fact.outcome;
+      else charge.disputes.push({ id: fact.disputeId, amountCents: fact.amountCents, state: fact.outcome });
+      break;
+    }
     case 'call_recorded':
     case 'topup_requested':
     case 'topup_failed':
@@ -268,11 +376,21 @@ export function applyFact(state: PrincipalState, fact: LedgerFact, seq: number, 
   return state;
 }
 
-/** The approve or decline call a fact records beside the purchase request's key, if any. */
-export function decisionCall(fact: LedgerFact): IdempotencyRecord | undefined {
-  if (fact.type === 'escrow_held') return fact.approval?.call;
-  if (fact.type === 'approval_decided') return fact.call;
-  return undefined;
+/** The state's record of the charge a chargeback fact names, made at its first. */
+function chargeOf(state: PrincipalState, fact: ChargebackFact): ChargeTakenBack {
+  const charges = ownChargebacks(state).charges;
+  let charge = charges.get(fact.chargeId);
+  if (!charge) {
+    charge = {
+      topupId: fact.topupId,
+      paymentIntentId: fact.paymentIntentId,
+      chargeCents: fact.chargeCents,
+      refundedCents: 0,
+      disputes: [],
+    };
+    charges.set(fact.chargeId, charge);
+  }
+  return charge;
 }
 
 /** A decision moves a pending request to its final state, once. */

@@ -3,9 +3,10 @@
 // fact's key: a purchase's in its order row (the order id derives from the key), any other call's in
 // `idempotency_keys`. The actor host asks the ledger service, batching the keys that every actor on the host needs
 // within two milliseconds into one request and one query.
+import { internalRequest } from '../../contracts/index.ts';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Names } from '../../contracts/index.ts';
-import { askInternal, internalRequest } from '../runtime/service.ts';
+import { askInternal } from '../runtime/service.ts';
 
 export interface IndexedKey {
   requestHash: string;

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import {
   type BusReply,
   type BusRequest,
+  decisionCall,
   errorReply,
   type IdempotencyRecord,
   type LedgerFact,
@@ -14,8 +15,7 @@ import type { PrincipalDeps } from './deps.ts';
 import { type HotRecord, own, type PrincipalState } from './state.ts';
 import type { IdempotencyIndex, IndexedKey } from './idempotency-index.ts';
 import { purchaseReply, type StoredReply } from './purchase-reply.ts';
-import { approvalReplyOf } from './approvals.ts';
-import { decisionCall } from './fold.ts';
+import { approvalReplyOf } from './approval-reply.ts';
 
 // A hot record keeps no reply: a replay reads the fact at `seq` (replays are rare).
 const hotRecord = (seq: number, atMs: number, requestHash: string): HotRecord => `${seq} ${atMs} ${requestHash}`;

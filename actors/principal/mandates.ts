@@ -31,7 +31,8 @@ function answered(
 ): Decision<LedgerFact> {
   const reply = { status: 201, body: mandateResource(m, true) };
   const base = factBase(d, state.principalId, req.caller.sandbox, state.availableCents);
-  const fact = { ...base, ...change, idempotency: recordOf(req, req.caller.agentId, reply) } as LedgerFact;
+  const idempotency = recordOf(req, req.caller.agentId, reply);
+  const fact: LedgerFact = { ...base, ...change, idempotency };
   return { fact, reply: okReply(reply.status, reply.body) };
 }
 
@@ -47,6 +48,7 @@ export function createMandate(
     minTrust: b.min_trust ?? 0,
     minFloor: b.min_floor ?? 0,
     minJudgeVersion: b.min_judge_version ?? null,
+    minJudgeSpecificity: b.min_judge_specificity ?? null,
     rejectOpenJudgeErrata: b.reject_open_judge_errata ?? false,
     approvalAboveCents: b.approval_above_cents ?? null,
     revoked: false,
@@ -80,6 +82,8 @@ export function changeMandate(d: PrincipalDeps, state: PrincipalState, req: Requ
       minTrust: b.min_trust ?? current.minTrust,
       minFloor: b.min_floor ?? current.minFloor ?? 0,
       minJudgeVersion: b.min_judge_version === undefined ? current.minJudgeVersion : b.min_judge_version,
+      minJudgeSpecificity:
+        b.min_judge_specificity === undefined ? (current.minJudgeSpecificity ?? null) : b.min_judge_specificity,
       rejectOpenJudgeErrata: b.reject_open_judge_errata ?? current.rejectOpenJudgeErrata,
       approvalAboveCents:
         b.approval_above_cents === undefined ? (current.approvalAboveCents ?? null) : b.approval_above_cents,

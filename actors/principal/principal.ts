@@ -5,7 +5,8 @@
 // operations forwarded to the catalog and listing actors (forwarding.ts), subscriptions and their cycles
 // (subscriptions.ts), the plan and its rate-limit buckets (plans.ts, rate.ts), daily quotas (quotas.ts) and
 // purchases waiting for the principal's approval (approvals.ts), its context files (contexts.ts), skills
-// (skills.ts) and webhook registrations (webhooks.ts).
+// (skills.ts) and webhook registrations (webhooks.ts), and live money: cards, top-ups and payouts (billing.ts) and
+// what the payment processor takes back (chargebacks.ts).
 import type { LedgerFact } from '../../contracts/index.ts';
 import type { ActorBehaviour } from '../runtime/host.ts';
 import { approve, decline, expire, getApprovals } from './approvals.ts';
@@ -38,10 +39,13 @@ import {
   redeliverEvent,
   rotateWebhookSecret,
   updateWebhook,
+  testWebhook,
 } from './webhooks.ts';
 import { createSkill, deleteSkill, getSkill, listSkills, updateSkill } from './skills.ts';
 import { cancelForSeller, cancelSubscription, runCycle, subscribeListing } from './subscriptions.ts';
 import { beginPayout, finishPayout, getBilling, saveCard, settleTopUp, updatePayoutAccount } from './billing.ts';
+import { disputeTopUp, refundTopUp } from './chargebacks.ts';
+import { checkX402, creditX402 } from './x402.ts';
 
 export type { PrincipalDeps } from './deps.ts';
 
@@ -77,7 +81,7 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<'principal'
       'subscription.cancel': (state, req) => cancelForSeller(d, state, req),
       'rate.lease': (state, req) => leaseRate(d, state, req),
       'plan.set': (state, req) => setPlan(d, state, req),
-      'plan.get': (state) => getPlan(d, state),
+      'plan.get': (state, req) => getPlan(d, state, req),
       getApprovals: (state, req) => getApprovals(state, req),
       approvePurchase: (state, req) => approve(d, state, req),
       declinePurchase: (state, req) => decline(d, state, req),
@@ -101,18 +105,23 @@ export function principalBehaviour(d: PrincipalDeps): ActorBehaviour<'principal'
       'webhook.rotate': (state, req) => rotateWebhookSecret(d, state, req),
       'webhook.delete': (state, req) => deleteWebhook(d, state, req),
       'webhook.disable': (state, req) => disableWebhook(d, state, req),
+      'webhook.test': (state, req) => testWebhook(d, state, req),
       redeliverEvent: (state, req) => redeliverEvent(d, state, req),
       'billing.get': (state) => getBilling(state),
       'billing.card_saved': (state, req) => saveCard(d, state, req),
       'topup.settle': (state, req) => settleTopUp(d, state, req),
+      'topup.refund': (state, req) => refundTopUp(d, state, req),
+      'topup.dispute': (state, req) => disputeTopUp(d, state, req),
       'payout.account': (state, req) => updatePayoutAccount(d, state, req),
       'payout.begin': (state, req) => beginPayout(d, state, req),
       'payout.finish': (state, req) => finishPayout(d, state, req),
+      'x402.check': (state, req) => checkX402(d, state, req),
+      'x402.credit': (state, req) => creditX402(d, state, req),
     },
     toSnapshot,
     fromSnapshot,
     // 2: records carry their fact's sequence, not their reply. 3: subscriptions. 4: plan and daily quota counts.
-    // 5: approval requests. 6: context files. 7: skills. 8: webhooks. 9: billing (card, payouts).
-    snapshotVersion: 9,
+    // 5: approval requests. 6: context files. 7: skills. 8: webhooks. 9: billing (card, payouts). 10: chargebacks.
+    snapshotVersion: 10,
   };
 }

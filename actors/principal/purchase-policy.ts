@@ -5,7 +5,7 @@
 import {
   type ArtifactQuote,
   type ErrorCode,
-  errorCodes,
+  firstByPrecedence,
   type ListingState,
   type MandateRecord,
 } from '../../contracts/index.ts';
@@ -42,8 +42,6 @@ export interface PurchaseRefusal {
   /** Seconds until retrying can succeed, where that is known (a quota's reset). */
   retryAfterS?: number;
 }
-
-const precedence = new Map(errorCodes.map((code, i) => [code, i]));
 
 /** The refusal of this purchase, or null when every rule lets it through. */
 export function purchaseRefusal(p: PurchaseCheck): PurchaseRefusal | null {
@@ -108,6 +106,15 @@ export function purchaseRefusal(p: PurchaseCheck): PurchaseRefusal | null {
         `judged by ${a.judgeVersion}; the mandate requires ${m.minJudgeVersion} or later`,
       );
     }
+    const minSpecificity = m.minJudgeSpecificity ?? null;
+    if (a && minSpecificity !== null && (a.judgeSpecificity === null || a.judgeSpecificity < minSpecificity)) {
+      refuse(
+        'judge_version_rejected',
+        a.judgeSpecificity === null
+          ? `judge ${a.judgeVersion} has no measured specificity; the mandate requires ${minSpecificity} or more`
+          : `judge ${a.judgeVersion} measured a specificity of ${a.judgeSpecificity} on the reference set; the mandate requires ${minSpecificity} or more`,
+      );
+    }
     if (a && m.rejectOpenJudgeErrata && a.openErrata) {
       refuse(
         'judge_version_rejected',
@@ -116,14 +123,16 @@ export function purchaseRefusal(p: PurchaseCheck): PurchaseRefusal | null {
     }
   }
   quotaRefusals(p.quota, l.priceCents, refuse);
-  if (p.availableCents < l.priceCents) {
+  if (p.availableCents < 0) {
+    // Even a free listing: a negative balance is money owed for a top-up the processor took back (docs/money.md).
+    refuse(
+      'insufficient_credits',
+      `the balance is ${p.availableCents} cents: a card top-up was refunded or disputed at the payment processor after its credits were spent; top up at least ${-p.availableCents} cents to pay it back before buying`,
+    );
+  } else if (p.availableCents < l.priceCents) {
     refuse('insufficient_credits', `the price is ${l.priceCents} cents; ${p.availableCents} are available`);
   }
-  let winner: PurchaseRefusal | null = null;
-  for (const r of refusals) {
-    if (!winner || precedence.get(r.code)! < precedence.get(winner.code)!) winner = r;
-  }
-  return winner;
+  return firstByPrecedence(refusals);
 }
 
 /** The plan's daily quotas, if this purchase would pass one. */

@@ -33,7 +33,7 @@ export async function purchase(
     artifact,
     mandate: currentMandate(state),
     availableCents: state.availableCents,
-    quota: quotaUse(d, state),
+    quota: quotaUse(d, state, caller.sandbox),
     approval: 'ask',
   });
   if (refusal?.code === 'pending_approval') return requestApproval(d, state, req, listing!.id, listing!.priceCents);

@@ -16,8 +16,8 @@ export interface QuotaUse {
   nowMs: number;
 }
 
-export function quotaUse(d: PrincipalDeps, state: PrincipalState): QuotaUse {
-  const plan = planOf(d, state);
+export function quotaUse(d: PrincipalDeps, state: PrincipalState, sandbox: boolean): QuotaUse {
+  const plan = planOf(d, state, sandbox);
   const nowMs = d.clock.nowMs();
   const day = utcDay(nowMs);
   const today = state.quotaDayStartMs === day.startMs;

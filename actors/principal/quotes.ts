@@ -8,9 +8,10 @@
 // - after a reconnect everything is dropped (notices may have been missed while away);
 // - every entry is refreshed in the background once it is three quarters of the time to live old, and not used
 //   past it, which bounds how stale a trust score can be (trust moves with every settlement, with no notice).
+import { internalRequest } from '../../contracts/index.ts';
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import type { ArtifactQuote, ListingQuote, Names } from '../../contracts/index.ts';
-import { askInternal, internalRequest } from '../runtime/service.ts';
+import { askInternal } from '../runtime/service.ts';
 
 export interface Quotes {
   listing(listingId: string): Promise<ListingQuote>;

@@ -16,8 +16,6 @@ interface Bucket {
 }
 
 /** Buckets by `<agentId> <class>` (an agent's) and `* <class>` (the principal's), tied to the state they limit. */
-/** The agent id of a caller that is the whole principal (the context-file API). */
-export const principalOnly = '*';
 
 const bucketsOf = new WeakMap<PrincipalState, Map<string, Bucket>>();
 
@@ -58,25 +56,29 @@ const msUntil = (tokensNeeded: number, spec: BucketSpec) => Math.ceil((tokensNee
 const waitForOne = (b: Bucket, spec: BucketSpec) => (b.tokens >= 1 ? 0 : msUntil(1 - b.tokens, spec));
 
 export function leaseRate(d: PrincipalDeps, state: PrincipalState, req: RequestOf<'rate.lease'>): Decision<never> {
-  const { agentId, rateClass, want, giveBack } = req.body;
+  const { agentId, rateClass, want, giveBack, sandbox } = req.body;
   const nowMs = d.clock.nowMs();
   let map = bucketsOf.get(state);
   if (!map) {
     map = new Map();
     bucketsOf.set(state, map);
   }
-  const plan = plans[planOf(d, state)];
+  const plan = plans[planOf(d, state, sandbox)];
   const principalSpec = plan.principal[rateClass];
   const p = refill(bucket(map, `* ${rateClass}`, principalSpec, nowMs), principalSpec, nowMs);
-  // A caller that is the principal itself (the context-file API, agentId `*`) has only the principal's bucket.
-  const whole = agentId === principalOnly;
+  // A lease for the principal as a whole (the context-file API, device sync) spends the principal's bucket alone.
+  const whole = agentId === null;
   const agentSpec = whole ? principalSpec : agentBucket(principalSpec);
   const a = whole ? p : refill(bucket(map, `${agentId} ${rateClass}`, agentSpec, nowMs), agentSpec, nowMs);
   if (giveBack > 0) {
     p.tokens = Math.min(principalSpec.burst, p.tokens + giveBack);
     if (!whole) a.tokens = Math.min(agentSpec.burst, a.tokens + giveBack);
   }
-  const granted = Math.max(0, Math.min(want, Math.floor(p.tokens), Math.floor(a.tokens)));
+  // A whole batch at least, even when a gateway asks for one (its first ask, before it has heard the batch): a
+  // gateway that held a single token would ask again at its next call, and a fast-refilling bucket (Enterprise reads,
+  // 1,000 an agent a second) would be full again by then, so X-RateLimit-Remaining would not move between the calls.
+  const batch = batchFor(agentSpec, d.rateLeaseMs);
+  const granted = Math.max(0, Math.min(Math.max(want, batch), Math.floor(p.tokens), Math.floor(a.tokens)));
   p.tokens -= granted;
   if (!whole) a.tokens -= granted;
   // The bucket that runs out first is the one the caller is told about.
@@ -90,7 +92,7 @@ export function leaseRate(d: PrincipalDeps, state: PrincipalState, req: RequestO
       remaining: Math.floor(tight.tokens),
       resetMs: msUntil(spec.burst - tight.tokens, spec),
       retryAfterMs: granted > 0 ? 0 : Math.max(1, waitForOne(a, agentSpec), waitForOne(p, principalSpec)),
-      batch: batchFor(agentSpec, d.rateLeaseMs),
+      batch,
     }),
   };
 }

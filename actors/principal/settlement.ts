@@ -11,9 +11,10 @@ import {
   type SettleCommand,
   type SettledAtPurchase,
   settlementFact,
+  internalRequest,
 } from '../../contracts/index.ts';
 import type { Decision } from '../runtime/host.ts';
-import { internalRequest } from '../runtime/service.ts';
+
 import { meetsFloor } from '../verification/report.ts';
 import type { PrincipalDeps } from './deps.ts';
 import type { HeldOrder, PrincipalState } from './state.ts';

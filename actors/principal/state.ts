@@ -29,6 +29,33 @@ export interface HeldOrder {
   subscriptionId: string | null;
 }
 
+/**
+ * A card top-up's charge the processor took money back from (refunds, disputes; docs/money.md). Everything taken
+ * from it, refunds and the disputes open or lost, stays within `chargeCents`.
+ */
+export interface ChargeTakenBack {
+  topupId: string;
+  paymentIntentId: string;
+  chargeCents: number;
+  /** Debited for the charge's refunds so far. */
+  refundedCents: number;
+  /** Open disputes withhold `amountCents`, lost ones kept it, won ones returned it (or never took any). */
+  disputes: { id: string; amountCents: number; state: 'open' | 'won' | 'lost' }[];
+}
+
+/**
+ * What the processor took back from the principal's card top-ups: the totals the conservation equation adds, and
+ * each charge's record. Most principals never have any, and share one frozen empty record (`ownChargebacks`).
+ */
+export interface Chargebacks {
+  /** Withheld while the processor's disputes of card top-ups are open. */
+  withheldCents: number;
+  /** Taken back for good: refunds and lost disputes of card top-ups. */
+  reversedCents: number;
+  /** Card top-up charges the processor took money back from, by charge id. */
+  charges: Map<string, ChargeTakenBack>;
+}
+
 /** An approval request with the purchase request it holds back: approving buys under that request's key. */
 export interface HeldRequest {
   record: ApprovalRecord;
@@ -55,8 +82,12 @@ export interface PrincipalState {
   availableCents: number;
   heldCents: number;
   spentCents: number;
-  /** Everything ever credited (top-ups and grants), in cents: always available + held + spent. */
+  /**
+   * Everything ever credited (top-ups and grants), in cents: always available + held + spent + withheld + reversed
+   * (the last two in `chargebacks`). Available alone may be negative, and only after a chargeback (fold.ts).
+   */
   creditedCents: number;
+  chargebacks: Chargebacks;
   /** Orders in escrow, by order id; an order leaves when it settles, so settling twice finds nothing to do. */
   held: Map<string, HeldOrder>;
   /** The current mandate last; earlier ones stay for the principal's history. */
@@ -140,6 +171,20 @@ const isNoBilling = (b: BillingView) =>
   b.payoutInFlight === null &&
   b.paidOutCents === 0;
 
+/** Chargebacks as every principal starts them, one frozen record for all (a write to it throws). */
+const noChargebacks: Chargebacks = Object.freeze({
+  withheldCents: 0,
+  reversedCents: 0,
+  charges: noEntries<string, ChargeTakenBack>(),
+});
+
+/** The state's own chargebacks record, made at its first write. */
+export function ownChargebacks(state: PrincipalState): Chargebacks {
+  if (state.chargebacks === noChargebacks)
+    state.chargebacks = { withheldCents: 0, reversedCents: 0, charges: new Map() };
+  return state.chargebacks;
+}
+
 /** A map of snapshot entries; the shared empty one when there are none. */
 const mapOf = <K, V>(entries: [K, V][]): Map<K, V> => (entries.length === 0 ? noEntries() : new Map(entries));
 
@@ -150,6 +195,7 @@ export function initialState(principalId: string): PrincipalState {
     heldCents: 0,
     spentCents: 0,
     creditedCents: 0,
+    chargebacks: noChargebacks,
     held: noEntries(),
     mandates: [],
     subscriptions: noEntries(),
@@ -168,6 +214,13 @@ export function initialState(principalId: string): PrincipalState {
   };
 }
 
+/** The principal's disputes of card top-ups still open. */
+export function openDisputes(s: PrincipalState): number {
+  let open = 0;
+  for (const c of s.chargebacks.charges.values()) for (const d of c.disputes) if (d.state === 'open') open++;
+  return open;
+}
+
 /** The principal's current mandate (revoked or not), or null before the first. */
 export const currentMandate = (s: PrincipalState): MandateRecord | null => s.mandates.at(-1) ?? null;
 
@@ -175,6 +228,7 @@ export function toSnapshot(s: PrincipalState): unknown {
   return {
     ...s,
     held: [...s.held],
+    chargebacks: { ...s.chargebacks, charges: [...s.chargebacks.charges] },
     subscriptions: [...s.subscriptions],
     approvals: [...s.approvals],
     contexts: [...s.contexts],
@@ -188,13 +242,22 @@ export function toSnapshot(s: PrincipalState): unknown {
 export function fromSnapshot(data: unknown): PrincipalState {
   const s = data as Omit<
     PrincipalState,
-    'idempotency' | 'held' | 'subscriptions' | 'approvals' | 'contexts' | 'contextSlugs' | 'skills' | 'webhooks'
+    | 'idempotency'
+    | 'held'
+    | 'chargebacks'
+    | 'subscriptions'
+    | 'approvals'
+    | 'contexts'
+    | 'contextSlugs'
+    | 'skills'
+    | 'webhooks'
   > & {
     webhooks: [string, WebhookRecord][];
     contexts: [string, HeldContext][];
     skills: [string, HeldSkill][];
     idempotency: [string, HotRecord][];
     held: [string, HeldOrder][];
+    chargebacks: Omit<Chargebacks, 'charges'> & { charges: [string, ChargeTakenBack][] };
     subscriptions: [string, SubscriptionRecord][];
     approvals: [string, HeldRequest][];
   };
@@ -202,6 +265,10 @@ export function fromSnapshot(data: unknown): PrincipalState {
     ...s,
     billing: isNoBilling(s.billing) ? noBilling : s.billing,
     held: mapOf(s.held),
+    chargebacks:
+      s.chargebacks.charges.length === 0
+        ? noChargebacks
+        : { ...s.chargebacks, charges: new Map(s.chargebacks.charges) },
     subscriptions: mapOf(s.subscriptions),
     approvals: mapOf(s.approvals),
     contexts: mapOf(s.contexts),

@@ -4,7 +4,6 @@
 // through the purchase rules of POST /v1/orders (purchase-policy.ts); a refused cycle bills nothing and is a
 // `subscription_changed` fact (three in a row pause the subscription). docs/subscriptions.md has the semantics.
 import {
-  type BusReply,
   type EscrowHeldFact,
   errorReply,
   type LedgerFact,
@@ -12,11 +11,11 @@ import {
   okReply,
   type RequestOf,
   type SubscriptionChangedFact,
-  type SubscriptionParties,
   type SubscriptionRecord,
+  internalRequest,
 } from '../../contracts/index.ts';
-import type { Decision } from '../runtime/host.ts';
-import { internalRequest } from '../runtime/service.ts';
+import { askThen, type Decision } from '../runtime/host.ts';
+
 import { derivedId } from '../shared/ids.ts';
 import { subscriptionResource } from '../shared/subscription-resource.ts';
 import { factBase, type PrincipalDeps } from './deps.ts';
@@ -110,7 +109,7 @@ export async function subscribeListing(
     artifact: await d.quotes.artifact(listing.artifactId),
     mandate: currentMandate(state),
     availableCents: state.availableCents,
-    quota: quotaUse(d, state),
+    quota: quotaUse(d, state, caller.sandbox),
     approval: 'refuse',
   });
   if (refusal) return { reply: errorReply(refusal.code, refusal.message, refusal.retryAfterS) };
@@ -188,7 +187,7 @@ export async function runCycle(
     artifact,
     mandate: currentMandate(state),
     availableCents: state.availableCents,
-    quota: quotaUse(d, state),
+    quota: quotaUse(d, state, sub.sandbox),
     approval: 'refuse',
   });
   const at = d.clock.nowIso();
@@ -276,31 +275,27 @@ export async function cancelSubscription(
     fact.idempotency = recordOf(req, caller.agentId, reply);
     return { fact, reply: okReply(reply.status, reply.body) };
   }
-  return {
-    call: {
-      subject: d.names.serviceSubject('ledger'),
-      request: internalRequest('subscription.parties', { subscriptionId: id }, { requestId: req.requestId }),
-    },
-    next: (parties: BusReply) => {
-      if (!parties.ok) return { reply: parties };
-      const p = parties.body as SubscriptionParties;
+  return askThen(
+    d.names.serviceSubject('ledger'),
+    internalRequest('subscription.parties', { subscriptionId: id }, { requestId: req.requestId }),
+    (parties) => {
+      if (!parties.ok) return { reply: parties.reply };
+      const p = parties.body;
       if (!p || p.sellerPrincipalId !== caller.principalId || p.sandbox !== caller.sandbox) return notFound;
-      return {
-        call: {
-          subject: d.names.actorSubject('principal', p.buyerPrincipalId),
-          request: internalRequest(
-            'subscription.cancel',
-            { subscriptionId: id, by: 'seller', sellerPrincipalId: caller.principalId },
-            { requestId: req.requestId },
-          ),
-        },
-        next: (canceled: BusReply) =>
+      return askThen(
+        d.names.actorSubject('principal', p.buyerPrincipalId),
+        internalRequest(
+          'subscription.cancel',
+          { subscriptionId: id, by: 'seller', sellerPrincipalId: caller.principalId },
+          { requestId: req.requestId },
+        ),
+        (canceled) =>
           canceled.ok
-            ? recordedCall(d, state, req, { status: 201, body: { ...(canceled.body as object), role: 'seller' } })
-            : { reply: canceled },
-      };
+            ? recordedCall(d, state, req, { status: 201, body: { ...canceled.body, role: 'seller' } })
+            : { reply: canceled.reply },
+      );
     },
-  };
+  );
 }
 
 /** Cancel in the buyer's actor, for the subscription's seller or because its listing was unlisted. */

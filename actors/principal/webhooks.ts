@@ -15,8 +15,9 @@ import {
   webhookSecretPrefix,
   webhooksPerPrincipalMax,
   webhookView,
+  internalRequest,
 } from '../../contracts/index.ts';
-import type { Decision } from '../runtime/host.ts';
+import { askThen, type Decision } from '../runtime/host.ts';
 import { factBase, type PrincipalDeps } from './deps.ts';
 import { recordedCall } from './forwarding.ts';
 import type { PrincipalState } from './state.ts';
@@ -29,7 +30,7 @@ function saved(
   d: PrincipalDeps,
   state: PrincipalState,
   caller: Caller,
-  change: 'created' | 'updated' | 'rotated' | 'disabled',
+  change: 'created' | 'updated' | 'rotated' | 'disabled' | 'tested',
   webhook: WebhookRecord,
   reply: BusReply,
 ): Decision<LedgerFact> {
@@ -49,20 +50,11 @@ function withCheckedUrl(
   url: string,
   next: () => Decision<LedgerFact>,
 ): Decision<LedgerFact> {
-  return {
-    call: {
-      subject: d.names.serviceSubject('webhooks'),
-      request: {
-        op: 'webhook.check_url',
-        requestId: req.requestId,
-        caller: req.caller,
-        params: {},
-        query: {},
-        body: { url },
-      },
-    },
-    next: (reply) => (reply.ok ? next() : { reply }),
-  };
+  return askThen(
+    d.names.serviceSubject('webhooks'),
+    internalRequest('webhook.check_url', { url }, { requestId: req.requestId, caller: req.caller }),
+    (checked) => (checked.ok ? next() : { reply: checked.reply }),
+  );
 }
 
 export function createWebhook(
@@ -141,6 +133,29 @@ export function rotateWebhookSecret(
   return saved(d, state, req.caller, 'rotated', webhook, okReply(200, webhookView(webhook, true)));
 }
 
+/**
+ * A test event for one webhook (the account page's button): a fact that changes nothing of the record and makes a
+ * `webhook.test` event, which delivery sends, signed like any other, to this webhook alone. A paused or disabled
+ * webhook is sent nothing, so it is refused rather than silently kept.
+ */
+export function testWebhook(
+  d: PrincipalDeps,
+  state: PrincipalState,
+  req: RequestOf<'webhook.test'>,
+): Decision<LedgerFact> {
+  const w = state.webhooks.get(req.body.id);
+  if (!w) return { reply: errorReply('not_found', noSuchWebhook) };
+  if (!w.isActive) {
+    return {
+      reply: errorReply(
+        'validation_failed',
+        'this webhook is paused or disabled: re-enable it to send it a test event',
+      ),
+    };
+  }
+  return saved(d, state, req.caller, 'tested', w, okReply(200, webhookView(w, false)));
+}
+
 /** Delivery kept failing: stop, and tell the owner (the fact makes the `webhook.disabled` event). Once. */
 export function disableWebhook(
   d: PrincipalDeps,
@@ -195,11 +210,12 @@ export function redeliverEvent(
   state: PrincipalState,
   req: RequestOf<'redeliverEvent'>,
 ): Decision<LedgerFact> {
-  return {
-    call: {
-      subject: d.names.serviceSubject('webhooks'),
-      request: { ...req, op: 'webhook.redeliver', body: { eventId: req.params.id } },
-    },
-    next: (reply) => (reply.ok ? recordedCall(d, state, req, { status: reply.status, body: reply.body }) : { reply }),
-  };
+  return askThen(
+    d.names.serviceSubject('webhooks'),
+    { ...req, op: 'webhook.redeliver', body: { eventId: req.params.id } },
+    (redelivered) =>
+      redelivered.ok
+        ? recordedCall(d, state, req, { status: redelivered.status, body: redelivered.body })
+        : { reply: redelivered.reply },
+  );
 }

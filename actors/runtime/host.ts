@@ -4,16 +4,20 @@
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import {
   type ActorKind,
   actorKinds,
+  type Answer as TypedAnswer,
+  answerOf,
   assertHandlers,
   type BusReply,
   type BusRequest,
   encodeReply,
   errorReply,
   type HandlerRecord,
+  type InternalOpId,
   InProcessTimeout,
   type Names,
   natsFailure,
@@ -21,18 +25,11 @@ import {
   replyInProcess,
   requiresCaller,
 } from '../../contracts/index.ts';
-import {
-  type ActorHostSource,
-  countActorCommand,
-  extractTrace,
-  inSpan,
-  registerActorHost,
-  SpanKind,
-  tracingOn,
-} from '../../contracts/index.ts';
+import type { ActorHostSource } from '../../contracts/index.ts';
 import type { Context } from '@opentelemetry/api';
 import type { Clock } from './clock.ts';
 import { ShardLeases, type ShardRef } from './leases.ts';
+import { countActorCommand, extractTrace, inSpan, registerActorHost, SpanKind, tracingOn } from './telemetry.ts';
 import { busRequest } from './service.ts';
 
 export type Decision<F> =
@@ -49,6 +46,18 @@ export type Decision<F> =
    */
   | { call: { subject: string; request: BusRequest }; next(reply: BusReply): Decision<F> };
 
+/**
+ * Ask an internal operation, then decide with its answer, typed from the operation's row (contracts/ask.ts): the
+ * way an actor's decision calls another actor or a service when it reads what comes back.
+ */
+export function askThen<F, Id extends InternalOpId>(
+  subject: string,
+  request: BusRequest & { op: Id },
+  next: (answer: TypedAnswer<Id>) => Decision<F>,
+): Decision<F> {
+  return { call: { subject, request }, next: (reply) => next(answerOf(request.op, reply)) };
+}
+
 /** Where the actor stands when it decides: its id and the last sequence of its subject folded into its state. */
 export interface DecideContext {
   actorId: string;
@@ -58,6 +67,8 @@ export interface DecideContext {
 /** An actor's handler: decide one command against the current state (a reply alone, or a fact and the reply). */
 export interface ActorHandler<S, F> {
   req: unknown;
+  /** The reply body the operation's row declares (not checked for actors yet: their replies travel in decisions). */
+  reply: unknown;
   fn: (state: S, req: this['req'], at: DecideContext) => Decision<F> | Promise<Decision<F>>;
 }
 
@@ -169,6 +180,11 @@ export function newCell(behaviour: ActorBehaviour<any, any, any>, shard: number,
 
 /** Retries of one command after an append conflict or a lost acknowledgement, before answering unavailable. */
 const appendAttemptsMax = 5;
+/** An append whose fate stayed unknown through every attempt: an outage, answered unavailable. */
+class AppendUnsettled extends Error {}
+
+/** The pause before sending an append whose fate is unknown again (times the attempt). */
+const appendRetryMs = 100;
 
 export class ActorHost {
   private readonly cells = new Map<string, Cell>();
@@ -214,7 +230,7 @@ export class ActorHost {
   }
 
   /**
-   * What a scrape reads of this host, per actor kind (contracts/metrics.ts): one pass over the cells per scrape
+   * What a scrape reads of this host, per actor kind (cli/metrics.ts): one pass over the cells per scrape
    * serves all four readings (a scrape asks for them one after another, within the same turn).
    */
   private metricsSource(kind: string): ActorHostSource {
@@ -384,7 +400,12 @@ export class ActorHost {
           // JetStream not answering (a NATS node lost, a leader being elected) is an outage, not a bug: one line
           // without a stack per command, at warn.
           const failure = natsFailure(err);
-          if (failure === 'no_responders' || failure === 'disconnected' || failure === 'timeout')
+          if (
+            failure === 'no_responders' ||
+            failure === 'disconnected' ||
+            failure === 'timeout' ||
+            err instanceof AppendUnsettled
+          )
             this.o.log.warn({ failure, actor: cell.key, op: next.req.op }, 'actor command failed: NATS did not answer');
           else this.o.log.error({ err, actor: cell.key, op: next.req.op }, 'actor command failed');
           cell.loaded = false;
@@ -421,40 +442,74 @@ export class ActorHost {
         this.o.log.error({ err, actor: cell.key, op: req.op, requestId: req.requestId }, 'fact refused by invariant');
         return { reply: errorReply('unavailable', 'the command could not be completed; nothing was recorded') };
       }
+      if (await this.append(cell, fact)) return decision;
+      // Someone appended first (a stale owner, or another host during a handover): the cell has caught up from the
+      // stream; decide again. Idempotency records make the second decision a replay.
+    }
+    return { reply: errorReply('unavailable', 'the actor kept losing append races; retry with the same key') };
+  }
+
+  /**
+   * Append `fact` right after the cell's last fact: true once it is stored (and applied to the cell), false when
+   * another fact took that place first (the cell has caught up to it).
+   *
+   * Exactly once, even on nats-server 2.9, whose clustered streams check the expected last subject sequence only
+   * against what is already stored: two publishes expecting the same sequence can both be stored while the first is
+   * still being replicated (nats-server issue 4320), and a publish that times out under a slow or lost leader may be
+   * exactly that. So an append (a) carries a message id naming its place, the subject and the sequence it follows,
+   * which the server's duplicate detection holds from the moment it accepts the first publish for that place; and
+   * (b) after an answer that leaves its fate unknown (a timeout, or a duplicate), never decides anew while that place
+   * is empty in the stream: it sends the same fact again, and only once the place holds a fact does it know whether
+   * that fact is its own.
+   */
+  private async append(cell: Cell, fact: { id: string }): Promise<boolean> {
+    const b = cell.behaviour;
+    const subject = b.factSubject(cell.id);
+    const after = cell.seq;
+    const data = JSON.stringify(fact);
+    for (let attempt = 1; ; attempt++) {
       try {
-        // The expected last sequence alone makes the append exactly-once: a retry after a lost acknowledgement is
-        // refused (the subject moved on) and the actor reloads. A message id would only fill the server's
-        // duplicate map, since every attempt decides anew with a new fact id.
         const ack = await inSpan(
           `${b.stream} append`,
           SpanKind.PRODUCER,
           { 'messaging.system': 'nats', 'messaging.destination.name': b.stream, 'messaging.operation.type': 'send' },
           () =>
-            this.js.publish(b.factSubject(cell.id), JSON.stringify(fact), {
-              expect: { lastSubjectSequence: cell.seq },
+            this.js.publish(subject, data, {
+              expect: { lastSubjectSequence: after },
+              msgID: `${subject}@${after}`,
             }),
         );
-        cell.state = b.apply(cell.state, fact, ack.seq);
-        cell.seq = ack.seq;
-        this.maybeSnapshot(cell);
-        return decision;
+        if (!ack.duplicate) {
+          cell.state = b.apply(cell.state, fact, ack.seq);
+          cell.seq = ack.seq;
+          this.maybeSnapshot(cell);
+          return true;
+        }
       } catch (err) {
         const failure = natsFailure(err);
-        if (failure !== 'wrong_last_sequence' && failure !== 'timeout') throw err;
-        // Someone appended first (a stale owner, or another host during a handover), or our ack was lost:
-        // catch up from the stream and decide again. Idempotency records make the second decision a replay.
-        await this.load(cell);
+        if (failure === 'wrong_last_sequence') {
+          await this.load(cell);
+          return false;
+        }
+        if (failure !== 'timeout') throw err;
       }
+      // Timed out, or the place is already taken or being taken: read what the stream holds after `after`.
+      const ours = await this.load(cell, fact.id);
+      if (cell.seq !== after) return ours;
+      if (attempt >= appendAttemptsMax) {
+        // Its fate still unknown: the next command starts from the stream, whose place is then taken or free.
+        throw new AppendUnsettled(`the append after ${subject}@${after} went unanswered ${attempt} times`);
+      }
+      await delay(appendRetryMs * attempt);
     }
-    return { reply: errorReply('unavailable', 'the actor kept losing append races; retry with the same key') };
   }
 
-  private decide(cell: Cell, req: BusRequest): Promise<Decision<unknown>> {
+  private decide(cell: Cell, req: BusRequest): Promise<Decision<{ id: string }>> {
     return decideCommand(cell.behaviour, cell.state, req, { actorId: cell.id, seq: cell.seq }, this.o.log);
   }
 
-  /** Fold the actor's facts after `cell.seq`, starting from its snapshot on first load. */
-  private async load(cell: Cell): Promise<void> {
+  /** Fold the actor's facts after `cell.seq`, starting from its snapshot on first load; true if `factId` was one. */
+  private async load(cell: Cell, factId?: string): Promise<boolean> {
     const b = cell.behaviour;
     if (!cell.loaded && cell.seq === 0) {
       const snap = await this.o.snapshots.get(`${b.kind}.${cell.id}`);
@@ -468,15 +523,19 @@ export class ActorHost {
     }
     const subject = b.factSubject(cell.id);
     let replayed = 0;
+    let found = false;
     for (;;) {
       const m = await this.jsm.direct.getMessage(b.stream, { next_by_subj: subject, seq: cell.seq + 1 });
       if (!m) break;
-      cell.state = b.apply(cell.state, m.json(), m.seq);
+      const fact = m.json<{ id: string }>();
+      if (fact.id === factId) found = true;
+      cell.state = b.apply(cell.state, fact, m.seq);
       cell.seq = m.seq;
       replayed++;
     }
     cell.loaded = true;
     if (replayed > 0) this.maybeSnapshot(cell, replayed);
+    return found;
   }
 
   private maybeSnapshot(cell: Cell, added = 1): void {

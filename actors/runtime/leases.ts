@@ -5,9 +5,14 @@
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
+import Type from 'typebox';
+import { Value } from 'typebox/value';
 import { natsFailure } from '../../contracts/index.ts';
-import { metrics } from '../../contracts/index.ts';
+import { metrics } from './telemetry.ts';
 import type { Clock } from './clock.ts';
+
+/** A lease's value in the bucket: the host that holds it (other fields a later version adds are left alone). */
+const LeaseValue = Type.Object({ host: Type.String() });
 
 export interface ShardRef {
   kind: string;
@@ -110,7 +115,8 @@ export class ShardLeases {
     const deleted = e.operation !== 'PUT';
     if (!deleted) {
       try {
-        owner = (e.json() as { host?: string }).host ?? null;
+        const value: unknown = e.json();
+        owner = Value.Check(LeaseValue, value) ? value.host : null;
       } catch {
         owner = null;
       }

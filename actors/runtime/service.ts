@@ -7,26 +7,21 @@ import {
   assertHandlers,
   type BusReply,
   type BusRequest,
-  type Caller,
   decodeReply,
   encodeReply,
   errorReply,
+  type Answer,
+  answerOf,
   type InternalOpId,
   type Names,
   natsFailure,
   replyParts,
   replyPartsHeader,
-  type ReplyOf,
-  type RequestOf,
   requiresCaller,
   type ServiceHandlers,
   type ServiceName,
-  extractTrace,
-  inSpan,
-  injectTrace,
-  SpanKind,
-  tracingOn,
 } from '../../contracts/index.ts';
+import { extractTrace, inSpan, injectTrace, SpanKind, tracingOn } from './telemetry.ts';
 import { headers as natsHeaders } from '@nats-io/nats-core';
 
 const encoder = new TextEncoder();
@@ -148,15 +143,6 @@ export async function busRequest(
   }
 }
 
-/** An internal command or query (contracts/internal.ts), its body typed from its row. */
-export function internalRequest<Id extends InternalOpId>(
-  op: Id,
-  body: RequestOf<Id>['body'],
-  o: { requestId?: string; caller?: Caller | null } = {},
-): BusRequest & { op: Id } {
-  return { op, requestId: o.requestId ?? op, caller: o.caller ?? null, params: {}, query: {}, body };
-}
-
 /** The reply body of an internal query, typed from its row; refusals are returned as they are. */
 export async function askInternal<Id extends InternalOpId>(
   nc: NatsConnection,
@@ -164,7 +150,6 @@ export async function askInternal<Id extends InternalOpId>(
   request: BusRequest & { op: Id },
   timeoutMs: number,
   log?: Logger,
-): Promise<{ ok: true; body: ReplyOf<Id> } | { ok: false; reply: BusReply }> {
-  const reply = await busRequest(nc, subject, request, timeoutMs, log);
-  return reply.ok ? { ok: true, body: reply.body as ReplyOf<Id> } : { ok: false, reply };
+): Promise<Answer<Id>> {
+  return answerOf(request.op, await busRequest(nc, subject, request, timeoutMs, log));
 }

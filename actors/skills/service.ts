@@ -2,12 +2,8 @@
 // over the version (its template and the files it brings); the files are read from the projection once it holds
 // the owner's latest fact, with the caller's rights (its own files, other owners' public ones); the variables must
 // be exactly the template's; the rendered messages go to the skill's executor within the configured time.
-import type { NatsConnection } from '@nats-io/nats-core';
-import type { Logger } from 'pino';
 import {
-  type Config,
   errorReply,
-  type Names,
   okReply,
   renderTemplate,
   type ServiceHandlers,
@@ -16,19 +12,13 @@ import {
   skillInputBytesMax,
   type SkillMessage,
 } from '../../contracts/index.ts';
-import { readableContextFiles, type Sql } from '../../storage/index.ts';
+import { readableContextFiles } from '../../storage/index.ts';
 import { principalFactsCaughtUp } from '../ledger/caught-up.ts';
-import type { Clock } from '../runtime/clock.ts';
 import { askInternal } from '../runtime/service.ts';
+import type { WorkerServiceDeps } from '../runtime/worker-deps.ts';
 import { ExecutionFailed, runnersFromConfig, type SkillRunner } from './executors.ts';
 
-export interface SkillsServiceDeps {
-  nc: NatsConnection;
-  sql: Sql;
-  names: Names;
-  config: Config;
-  clock: Clock;
-  log?: Logger;
+export interface SkillsServiceDeps extends WorkerServiceDeps {
   /** The runners to use instead of the configured ones (tests of the service alone). */
   runners?: Record<'render' | 'model', SkillRunner | null>;
 }

@@ -4,30 +4,19 @@
 // claims to expire (ASSAY_SUBSCRIPTION_CLAIM_SECONDS) and another takes the cycles up. A claim only spares the
 // others duplicate work; what makes a cycle run once is the actor, which runs cycle n only after n - 1 and only
 // when due (actors/principal/subscriptions.ts). The clock is injected: tests move it instead of sleeping.
+import { internalRequest } from '../../contracts/index.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { NatsConnection } from '@nats-io/nats-core';
-import type { Logger } from 'pino';
-import type { Names } from '../../contracts/index.ts';
 import {
   type ClaimedCycle,
   claimDueCycles,
   releaseClaims,
-  type Sql,
   subscriptionsOfUnlistedListings,
 } from '../../storage/index.ts';
-import type { Clock } from '../runtime/clock.ts';
-import { busRequest, internalRequest } from '../runtime/service.ts';
+import { busRequest } from '../runtime/service.ts';
+import type { DueWorkLoopDeps } from '../runtime/worker-deps.ts';
 
-export interface SchedulerDeps {
-  nc: NatsConnection;
-  sql: Sql;
-  names: Names;
-  clock: Clock;
-  log: Logger;
-  pollMs: number;
+export interface SchedulerDeps extends DueWorkLoopDeps {
   claimSeconds: number;
-  /** Deadline of one cycle command. */
-  timeoutMs: number;
   /** Cycles claimed per pass, and how many of them are in flight at once. */
   batch?: number;
   concurrency?: number;

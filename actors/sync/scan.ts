@@ -1,33 +1,66 @@
 // The injection scan of a snapshot before it is committed (docs/sync.md, Injection scan). Two kinds of finding:
-// structural ones (an absolute path, a path that climbs out with `..`, a symlink whose target leaves the folder) make
+// structural ones (an absolute path, a path that climbs out with `..`, a path through one of the snapshot's own
+// symlinks, a symlink whose target leaves the folder, resolved through the snapshot's other links) make
 // a snapshot that cannot be restored safely, so they refuse the commit; content ones (text aimed at a model, hidden
 // Unicode) are attached to the revision and flagged, because the owner's own notes may quote such text on purpose,
 // and every reader of the revision (the CLI, `restore`, the export) shows them.
 import type { SyncEntryT, SyncFinding } from '../../contracts/index.ts';
 
-/** Structural findings of one snapshot's paths and symlinks. */
+/** Links followed at most while resolving one path (Linux's own bound, past which it answers ELOOP). */
+const linkFollowsMax = 40;
+/**
+ * Path segments the resolution of one snapshot's links may step through in all, so that a hostile snapshot (links
+ * in chains of 40, with 4 KiB targets) cannot hold the gateway's event loop for long. A link's outcome is remembered
+ * once known, so a real folder's links take a few steps each. Past the bound, the links left are refused unchecked.
+ */
+const resolveStepsMax = 4_000_000;
+
 export function scanPaths(files: readonly SyncEntryT[]): SyncFinding[] {
   const out: SyncFinding[] = [];
+  const tree = new LinkTree(files);
   for (const f of files) {
     const p = f.path;
-    if (isAbsolute(p)) out.push({ type: 'absolute_path', path: p, detail: 'the path is absolute; paths are relative' });
-    else if (climbs(p)) {
+    if (isAbsolute(p)) {
+      out.push({ type: 'absolute_path', path: p, detail: 'the path is absolute; paths are relative' });
+      continue;
+    }
+    if (climbs(p)) {
       out.push({
         type: 'path_traversal',
         path: p,
         detail: 'the path has a `..`, `.` or empty segment, or a backslash',
       });
+      continue;
     }
-    if (f.type === 'symlink') {
-      const t = f.target;
-      if (isAbsolute(t)) {
-        out.push({ type: 'symlink_escape', path: p, detail: `the link points to the absolute path ${t}` });
-      } else if (escapes(p, t)) {
-        out.push({ type: 'symlink_escape', path: p, detail: `the link's target ${t} is outside the folder` });
-      }
+    const through = tree.linkAbove(p);
+    if (through !== null) {
+      out.push({
+        type: 'path_through_symlink',
+        path: p,
+        detail: `the path passes through the snapshot's symlink ${shown(through)}, so it would be written where that link points`,
+      });
+      continue;
     }
+    if (f.type !== 'symlink') continue;
+    const outcome = tree.resolve(p);
+    if (outcome === 'inside') continue;
+    const t = shown(f.target);
+    const detail =
+      outcome === 'absolute'
+        ? `the link points to the absolute path ${t}`
+        : outcome === 'outside'
+          ? `the link's target ${t} is outside the folder`
+          : outcome === 'loop'
+            ? `the link's target ${t} does not resolve within ${linkFollowsMax} links (a loop)`
+            : `the snapshot's links take more than ${resolveStepsMax} steps to resolve; this one was not checked`;
+    out.push({ type: 'symlink_escape', path: p, detail });
   }
   return out;
+}
+
+/** A path or target in a finding's words, cut short: a finding names it, it need not carry 4 KiB of it. */
+function shown(p: string): string {
+  return p.length <= 200 ? p : `${p.slice(0, 200)}...`;
 }
 
 function isAbsolute(p: string): boolean {
@@ -40,18 +73,123 @@ function climbs(p: string): boolean {
   return p.split('/').some((s) => s === '' || s === '.' || s === '..');
 }
 
-/** Whether a relative symlink target, resolved from the link's directory, leaves the folder. */
-function escapes(linkPath: string, target: string): boolean {
-  if (target.includes('\\') || target.includes('\0')) return true;
-  const parts = linkPath.split('/').slice(0, -1);
-  for (const s of target.split('/')) {
-    if (s === '' || s === '.') continue;
-    if (s === '..') {
-      if (parts.length === 0) return true;
-      parts.pop();
-    } else parts.push(s);
+/** A directory or link of the tree a snapshot makes, as far as its links need it. */
+interface TreeNode {
+  parent: TreeNode | null;
+  children: Map<string, TreeNode> | null;
+  /** The link's target, when this node is one of the snapshot's links. */
+  target: string | null;
+  /** A link's outcome once known: where it lands inside the folder, or why it lands nowhere inside. */
+  outcome: Landing | 'outside' | 'loop' | 'absolute' | null;
+}
+
+/** A place inside the folder: a node of the tree, then `beyond` names below it that the tree does not have. */
+interface Landing {
+  at: TreeNode;
+  beyond: number;
+}
+
+/**
+ * The snapshot's links in the tree of their paths, resolved as the file system would resolve them in the restored
+ * folder: `..` goes up, and a link is replaced by its target, resolved from the link's directory. Only the
+ * snapshot's own links exist in that tree (a step is one lookup); a name that is not in it is at worst dangling inside
+ * the folder, and so is anything under it. A link's outcome is kept once known: the next link through it goes on from
+ * where it lands, or fails the same way.
+ */
+class LinkTree {
+  private readonly root: TreeNode = { parent: null, children: null, target: null, outcome: null };
+  /** Each link's node, by its path. */
+  private readonly links = new Map<string, TreeNode>();
+  private steps = 0;
+
+  constructor(files: readonly SyncEntryT[]) {
+    for (const f of files) {
+      if (f.type !== 'symlink') continue;
+      let n = this.root;
+      for (const s of f.path.split('/')) {
+        n.children ??= new Map();
+        let c = n.children.get(s);
+        if (c === undefined) {
+          c = { parent: n, children: null, target: null, outcome: null };
+          n.children.set(s, c);
+        }
+        n = c;
+      }
+      n.target = f.target;
+      this.links.set(f.path, n);
+    }
   }
-  return false;
+
+  /** The first proper prefix of `path` that is one of the snapshot's links, or null. */
+  linkAbove(path: string): string | null {
+    for (let i = path.indexOf('/'); i !== -1; i = path.indexOf('/', i + 1)) {
+      const prefix = path.slice(0, i);
+      if (this.links.has(prefix)) return prefix;
+    }
+    return null;
+  }
+
+  /** Whether the link at `linkPath` lands inside the folder, or why not. */
+  resolve(linkPath: string): 'inside' | 'outside' | 'loop' | 'absolute' | 'too_complex' {
+    const link = this.links.get(linkPath)!;
+    if (link.outcome === null) {
+      const r = this.walk(link);
+      if (r === 'too_complex') return r;
+      link.outcome = r;
+    }
+    return typeof link.outcome === 'string' ? link.outcome : 'inside';
+  }
+
+  private walk(link: TreeNode): Landing | 'outside' | 'loop' | 'absolute' | 'too_complex' {
+    let at = link.parent!;
+    let beyond = 0;
+    let follows = 0;
+    const pending: string[] = [];
+    const first = this.follow(link.target!, pending);
+    if (first !== null) return first;
+    while (pending.length > 0) {
+      const s = pending.pop()!;
+      if (s.includes('\\') || s.includes('\0')) return 'outside';
+      if (s === '' || s === '.') continue;
+      if (s === '..') {
+        if (beyond > 0) beyond--;
+        else if (at.parent === null) return 'outside';
+        else at = at.parent;
+        continue;
+      }
+      const next = beyond > 0 ? undefined : at.children?.get(s);
+      if (next === undefined) {
+        beyond++;
+        continue;
+      }
+      if (next.target === null) {
+        at = next;
+        continue;
+      }
+      if (++follows > linkFollowsMax) return 'loop';
+      if (next.outcome !== null) {
+        // Known already: go on from where that link lands, or fail as it did.
+        if (typeof next.outcome === 'string') return next.outcome;
+        at = next.outcome.at;
+        beyond = next.outcome.beyond;
+        continue;
+      }
+      const failed = this.follow(next.target, pending);
+      if (failed !== null) return failed;
+      at = next.parent!;
+    }
+    return { at, beyond };
+  }
+
+  /** Queue a target's segments to be walked, counting them against the snapshot's bound. */
+  private follow(target: string, pending: string[]): 'absolute' | 'too_complex' | null {
+    if (isAbsolute(target)) return 'absolute';
+    if (this.steps > resolveStepsMax) return 'too_complex';
+    const segments = target.split('/');
+    this.steps += segments.length;
+    for (let i = segments.length - 1; i >= 0; i--) pending.push(segments[i]!);
+    return null;
+  }
 }
 
 /**

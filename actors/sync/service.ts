@@ -1,6 +1,8 @@
-// Device sync's rules (docs/sync.md) behind the gateway's sync face: quota and ownership of blobs, the manifest
+// Device sync's rules (docs/sync.md) behind the gateway's sync face: quota (reserved when an upload begins) and
+// ownership of blobs, the manifest
 // answer, revisions, and the snapshot commit (Idempotency-Key, every blob held, the injection scan, one revision per
 // change). Always one principal's data: another owner's blobs and folders are never consulted for an answer.
+import type { Logger } from 'pino';
 import type {
   SyncChanges,
   SyncEntryT,
@@ -10,10 +12,12 @@ import type {
   SyncSnapshotBodyT,
 } from '../../contracts/index.ts';
 import { syncFindingTypes, syncScanBytesMax } from '../../contracts/index.ts';
+import { metrics } from '../runtime/telemetry.ts';
 import {
   type BlobDir,
   type Sql,
   type SyncAddResult,
+  syncCollectOrphans,
   syncForget,
   syncAddOwnedBlobs,
   syncBlobHeld,
@@ -22,10 +26,13 @@ import {
   syncCommitSnapshot,
   syncKnownScans,
   syncLocatorExists,
+  syncRelease,
+  syncReserve,
   syncMissingDigests,
   type SyncRevisionRow,
   syncRevisionsOf,
   syncStoreScans,
+  syncTouchReservation,
   syncUsage,
 } from '../../storage/index.ts';
 import type { Clock, IdSource } from '../runtime/clock.ts';
@@ -37,6 +44,9 @@ export interface SyncDeps {
   clock: Clock;
   ids: IdSource;
   quotaBytes: number;
+  /** How long a reservation outlives its upload's last touch (ASSAY_SYNC_RESERVATION_TTL_SECONDS). */
+  reservationTtlMs: number;
+  log: Logger;
 }
 
 /** Scans of blobs not scanned before, this many at once (each reads up to syncScanBytesMax from disk). */
@@ -87,7 +97,13 @@ export function syncService(d: SyncDeps): SyncPort {
   // each blob directory the batch's renames touched. A lone upload is recorded at once.
   const recording = new Map<
     string,
-    { digest: string; size: number; done: (r: SyncAddResult) => void; failed: (e: unknown) => void }[]
+    {
+      digest: string;
+      size: number;
+      reservation: string;
+      done: (r: SyncAddResult) => void;
+      failed: (e: unknown) => void;
+    }[]
   >();
   async function drainRecords(principalId: string): Promise<void> {
     const queue = recording.get(principalId)!;
@@ -102,6 +118,26 @@ export function syncService(d: SyncDeps): SyncPort {
           at: d.clock.nowIso(),
           missingFiles: (digests) => d.blobs.missing(digests),
         });
+        // A refused blob was renamed into the store before the refusal: delete its file now rather than at the
+        // next sweep, unless another owner holds the same bytes or is uploading them.
+        const refused = batch.filter((_, i) => results[i] !== 'added' && results[i] !== 'held');
+        if (refused.length > 0) {
+          await syncCollectOrphans(sql, {
+            blobs: refused,
+            at: d.clock.nowIso(),
+            deleteFiles: (digests) => d.blobs.remove(digests),
+          }).then(
+            (removed) => {
+              const sizes = new Map(refused.map((b) => [b.digest, b.size]));
+              metrics.syncOrphansRemoved.inc({ kind: 'refused' }, removed.length);
+              metrics.syncOrphanBytesRemoved.inc(
+                { kind: 'refused' },
+                removed.reduce((n, x) => n + sizes.get(x)!, 0),
+              );
+            },
+            (err) => d.log.warn({ err }, 'deleting refused sync blobs failed; the sweep deletes them later'),
+          );
+        }
         for (const [i, b] of batch.entries()) b.done(results[i]!);
       } catch (err) {
         for (const b of batch) b.failed(err);
@@ -109,37 +145,71 @@ export function syncService(d: SyncDeps): SyncPort {
     }
     recording.delete(principalId);
   }
-  function record(principalId: string, digest: string, size: number): Promise<SyncAddResult> {
+  function record(principalId: string, digest: string, size: number, reservation: string): Promise<SyncAddResult> {
     return new Promise((done, failed) => {
       const queue = recording.get(principalId);
       if (queue) {
-        queue.push({ digest, size, done, failed });
+        queue.push({ digest, size, reservation, done, failed });
         return;
       }
-      recording.set(principalId, [{ digest, size, done, failed }]);
+      recording.set(principalId, [{ digest, size, reservation, done, failed }]);
       void drainRecords(principalId);
     });
   }
+
+  /** Touch a reservation at most this often while its upload's bytes arrive. */
+  const touchEveryMs = Math.floor(d.reservationTtlMs / 4);
 
   return {
     async blobBegin(principalId, digest, size) {
       const { held, bytes } = await syncBlobHeldAndUsage(sql, principalId, digest);
       if (held !== null) return { ok: { held: true } };
-      if (bytes + size > d.quotaBytes) return overQuota(bytes, d.quotaBytes, size);
-      return { ok: { held: false } };
+      // Refused without a write when the holdings alone leave no room.
+      if (bytes + size > d.quotaBytes) return overQuota(bytes, d.quotaBytes, size, 0);
+      const r = await syncReserve(sql, {
+        id: d.ids.uuid(),
+        principalId,
+        digest,
+        size,
+        quotaBytes: d.quotaBytes,
+        at: d.clock.nowIso(),
+      });
+      if ('overQuota' in r) return overQuota(r.overQuota.bytes, d.quotaBytes, size, r.overQuota.reservedBytes);
+      return { ok: { held: false, reservation: r.reservation } };
     },
 
-    blobUpload: () => d.blobs.upload(),
+    async blobUpload(reservation) {
+      const file = await d.blobs.upload().catch(async (err: unknown) => {
+        await syncRelease(sql, reservation);
+        throw err;
+      });
+      let touchedMs = d.clock.nowMs();
+      return {
+        async write(chunk) {
+          await file.write(chunk);
+          if (d.clock.nowMs() - touchedMs >= touchEveryMs) {
+            touchedMs = d.clock.nowMs();
+            await syncTouchReservation(sql, reservation, d.clock.nowIso());
+          }
+        },
+        finish: () => file.finish(),
+        keep: (digest) => file.keep(digest),
+        async discard() {
+          await file.discard();
+          await syncRelease(sql, reservation);
+        },
+      };
+    },
 
-    async blobRecord(principalId, digest, size) {
-      const r = await record(principalId, digest, size);
+    async blobRecord(principalId, digest, size, reservation) {
+      const r = await record(principalId, digest, size, reservation);
       if (r === 'gone') {
         return {
           refused: 'unavailable' as const,
           message: 'the blob was removed (a forget freed it) while it was being stored; upload it again',
         };
       }
-      if (typeof r === 'object') return overQuota(r.overQuota.bytes, d.quotaBytes, size);
+      if (typeof r === 'object') return overQuota(r.overQuota.bytes, d.quotaBytes, size, 0);
       return { ok: { size } };
     },
 
@@ -274,11 +344,12 @@ export function syncService(d: SyncDeps): SyncPort {
   };
 }
 
-function overQuota(used: number, quota: number, size: number) {
+function overQuota(used: number, quota: number, size: number, reserved: number) {
+  const under = reserved > 0 ? ` and ${reserved} are reserved by your uploads under way` : '';
   return {
     refused: 'quota_exceeded' as const,
-    message: `this blob (${size} bytes) does not fit: ${used} of your ${quota} bytes of sync storage are used`,
-    extra: { quota_bytes: quota, used_bytes: used },
+    message: `this blob (${size} bytes) does not fit: ${used} of your ${quota} bytes of sync storage are used${under}`,
+    extra: { quota_bytes: quota, used_bytes: used, reserved_bytes: reserved },
   };
 }
 

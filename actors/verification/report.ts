@@ -1,13 +1,18 @@
 // From an edition's content to a signed verification report: extract claims, judge each against its cited
 // passage, summarise, canonicalise (RFC 8785), hash and sign (ES256) with the active report key.
-import { createPrivateKey, type KeyObject, sign } from 'node:crypto';
-import { metrics } from '../../contracts/index.ts';
+import { metrics } from '../runtime/telemetry.ts';
 import { canonicalBytes, type ClaimT, sha256Digest, type VerificationReportT } from '../../contracts/index.ts';
 import type { StoredKey } from '../../storage/index.ts';
+import { signBytes } from '../shared/signed-document.ts';
 import { parseArtifact } from './format.ts';
-import type { ClaimCase, Judge, JudgeUsage } from './judges/port.ts';
+import { type ClaimCase, type Judge, JudgeUnavailable, type JudgeUsage } from './judges/port.ts';
+import { judgeQualityOf } from './judges/quality.ts';
 
-export const pipelineVersion = 'assay-verify/1.0.0';
+/**
+ * The report format. 1.1.0 adds `judgeQuality` (the judge version's measured quality on the reference set) to the
+ * signed body; reports of 1.0.0 lack it and still verify.
+ */
+export const pipelineVersion = 'assay-verify/1.1.0';
 
 export interface ReportInput {
   artifactId: string;
@@ -46,6 +51,14 @@ export async function buildReport(
   const started = performance.now();
   const run = await judge.judge(cases, input.judgeVersion);
   metrics.judgeSeconds.observe({ judge: judge.driver }, (performance.now() - started) / 1000);
+  // A claim the judge could not answer (a model's answer that was no verdict, twice) is not a judgement: counting it
+  // as 0 would fail an edition for the judge's fault. The edition waits, pending, and is judged again later.
+  const unanswered = run.judgements.filter((j) => j.state === 'judge_error').length;
+  if (unanswered > 0) {
+    throw new JudgeUnavailable(
+      `the judge gave no verdict for ${unanswered} of ${cases.length} claims; the edition waits`,
+    );
+  }
   let next = 0;
   const claims: ClaimT[] = parsed.claims.map((c, i) => resolved[i] ?? { ...c, ...run.judgements[next++]! });
   const total = claims.reduce((s, c) => s + c.entailment, 0);
@@ -63,6 +76,7 @@ export async function buildReport(
     judgeModel: run.model,
     judgePromptVersion: run.version,
     judgePromptHash: run.promptHash,
+    judgeQuality: judgeQualityOf(run.version),
     judge: { driver: judge.driver, entailmentFrom: run.entailmentFrom },
     createdAt: input.createdAt,
   };
@@ -77,18 +91,6 @@ export function signReport(
   const bytes = canonicalBytes(body);
   return { ...body, digest: sha256Digest(bytes), signature: signBytes(bytes, key) };
 }
-
-/** ES256 over canonical bytes, as base64url of the 64-byte r||s (what verifyEs256 in contracts checks). */
-export function signBytes(bytes: Uint8Array, key: StoredKey): string {
-  let privateKey = privateKeys.get(key.kid);
-  if (!privateKey) {
-    // Importing a JWK costs more than the signature; keys are few and never change under a kid.
-    privateKey = createPrivateKey({ key: key.privateJwk as Record<string, unknown>, format: 'jwk' });
-    privateKeys.set(key.kid, privateKey);
-  }
-  return sign('sha256', bytes, { key: privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url');
-}
-const privateKeys = new Map<string, KeyObject>();
 
 /** An edition's report meets a floor f when its mean entailment is at least f. */
 export function meetsFloor(report: { summary: { meanEntailment: number } }, floor: number): boolean {

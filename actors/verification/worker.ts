@@ -7,7 +7,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import type { Names } from '../../contracts/index.ts';
 import { activeKey, addTrustSamples, getArtifact, getEdition, type Sql, storeReport } from '../../storage/index.ts';
-import { weightAtEpoch } from '../catalog/trust.ts';
+import { weightAtEpoch } from '../shared/trust-weight.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { consumeConcurrently } from '../runtime/consume.ts';
 import { type Judges, JudgeUnavailable } from './judges/index.ts';

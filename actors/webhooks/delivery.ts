@@ -1,16 +1,8 @@
-// Webhook delivery (docs/webhooks.md, Delivery): every worker process claims due deliveries from PostgreSQL and
-// POSTs each event, signed, to its webhook's URL through the SSRF-safe sender (the address is checked again at
-// every attempt). A 2xx ends a delivery; anything else is retried 5 times, each after about twice the wait before
-// (with jitter), with the due time in the row, so a restart resumes the schedule. A claim is a lease: an attempt
-// whose worker died is taken up again when it lapses. Deliveries to one webhook are bounded in flight, so a slow
-// endpoint holds its own share of the worker and never the others'. After `disableAfterEvents` consecutive events
-// whose every attempt failed, the webhook is disabled through its owner's actor, which tells the owner.
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import type { Config, Names } from '../../contracts/index.ts';
-import { metrics } from '../../contracts/index.ts';
+import { metrics } from '../runtime/telemetry.ts';
 import {
   type AttemptResult,
   claimDueDeliveries,
@@ -22,7 +14,7 @@ import {
 } from '../../storage/index.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { askInternal } from '../runtime/service.ts';
-import { postJson, type SenderOptions } from './sender.ts';
+import { type OutboundOptions, outboundOptionsOf, postJson } from '../shared/outbound-fetch.ts';
 import { signatureHeaders } from './signing.ts';
 
 /** Retries after the first attempt (the spec's "up to 5"). */
@@ -37,16 +29,12 @@ export interface DeliveryDeps {
   clock: Clock;
   log: Logger;
   /** Instead of the configured sender options (tests of the resolver). */
-  sender?: Partial<SenderOptions>;
+  sender?: Partial<OutboundOptions>;
 }
 
-export function senderOptionsOf(config: Config): SenderOptions {
-  return {
-    allowLoopback: config.webhookAllowLoopback,
-    ...(config.webhookCaFile === '' ? {} : { extraCa: readFileSync(config.webhookCaFile, 'utf8') }),
-    timeoutMs: config.webhookTimeoutMs,
-    responseBytesMax,
-  };
+/** The outbound rule every fetch shares (actors/shared/outbound-fetch.ts), with a delivery's response cap. */
+export function senderOptionsOf(config: Config): OutboundOptions {
+  return outboundOptionsOf(config, responseBytesMax);
 }
 
 /** The wait before retry `n` (1-based): base, 2 base, 4 base, ... each within ±20%. */
@@ -98,18 +86,23 @@ export async function runWebhookDelivery(d: DeliveryDeps, signal: AbortSignal): 
 
 async function deliver(
   d: DeliveryDeps,
-  sender: SenderOptions,
+  sender: OutboundOptions,
   recorder: AttemptRecorder,
   due: DueDelivery,
 ): Promise<void> {
   const c = d.config;
+  const now = d.clock.nowMs();
+  const timestampS = Math.floor(now / 1000);
+  // The body carries the attempt's time (the second webhook-timestamp names), so the spec's X-Webhook-Signature, an
+  // HMAC of the body alone, covers it too: a receiver that checks only that header can refuse a captured delivery
+  // replayed later (docs/webhooks.md, Replays). Each attempt is signed afresh; the event id stays the same.
   const body = JSON.stringify({
     id: due.event_id,
     type: due.event_type,
     created_at: due.event_created_at.toISOString(),
+    sent_at: new Date(timestampS * 1000).toISOString(),
     data: due.event_data,
   });
-  const now = d.clock.nowMs();
   const previous =
     due.previous_secret && due.previous_secret_until && due.previous_secret_until.getTime() > now
       ? due.previous_secret
@@ -117,7 +110,7 @@ async function deliver(
   const headers = {
     'content-type': 'application/json',
     'user-agent': 'Assay-Webhooks/1',
-    ...signatureHeaders(due.event_id, Math.floor(now / 1000), body, { secret: due.secret, previous }),
+    ...signatureHeaders(due.event_id, timestampS, body, { secret: due.secret, previous }),
   };
   const at = new Date(now).toISOString();
   const attempt = await postJson(due.url, body, headers, sender);

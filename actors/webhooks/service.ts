@@ -2,9 +2,9 @@
 // the owner's view of its deliveries' attempts.
 import { errorReply, okReply, type ServiceHandlers } from '../../contracts/index.ts';
 import { rearmEvent, type Sql, webhookAttempts } from '../../storage/index.ts';
-import { resolveTarget, type SenderOptions } from './sender.ts';
+import { type OutboundOptions, resolveTarget } from '../shared/outbound-fetch.ts';
 
-export function webhooksService(d: { sql: Sql; sender: SenderOptions }): ServiceHandlers<'webhooks'> {
+export function webhooksService(d: { sql: Sql; sender: OutboundOptions }): ServiceHandlers<'webhooks'> {
   return {
     async 'webhook.check_url'(req) {
       const target = await resolveTarget(req.body.url, d.sender);

@@ -1,7 +1,8 @@
-// The signatures of a webhook delivery (docs/webhooks.md, Signatures). Two schemes over the same bytes, so a receiver
+// The signatures of a webhook delivery (docs/webhooks.md, Delivery). Two schemes over the same bytes, so a receiver
 // can use whichever it has code for:
 // - `X-Webhook-Signature`: lower-case hex HMAC-SHA256 of the body, keyed with the whole secret string (the spec's
-//   header); `X-Webhook-Signature-Previous` the same with the previous secret while a rotation's overlap lasts.
+//   header); `X-Webhook-Signature-Previous` the same with the previous secret while a rotation's overlap lasts. The
+//   body carries the attempt's time (`sent_at`, delivery.ts), so this signature covers it and a replay is refusable.
 // - Standard Webhooks: `webhook-id`, `webhook-timestamp` and `webhook-signature` = `v1,<base64 HMAC-SHA256 of
 //   "id.timestamp.body">`, keyed with the secret's bytes (the base64 after `whsec_`), space-separated per secret.
 import { createHmac } from 'node:crypto';

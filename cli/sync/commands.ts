@@ -1,19 +1,25 @@
 // The client commands of `assay` (docs/sync.md, The command-line client): login and logout with the OAuth device
 // grant, sync of a folder, its revisions, and restore. They talk HTTP only. Output: what a person reads on stdout,
 // progress and warnings on stderr, or one JSON document on stdout with --json; exit codes in http.ts (exitCodes).
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
-import { createWriteStream, existsSync, readdirSync, statSync } from 'node:fs';
-import { chmod, mkdir, rename, rm, symlink } from 'node:fs/promises';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { ConfinedDir, type RevisionEntry, unsafeEntry } from './confined.ts';
 import { credentials } from './credentials.ts';
 import { type Answer, Auth, CliError, exitCodes, Http, read, refusal } from './http.ts';
-import { mb, Progress } from './progress.ts';
+import { helpOf, isCommand } from '../usage.ts';
+import { byteSize, count, Progress } from './progress.ts';
 import { HashCache, hashFile, walk, type WalkedFile } from './walk.ts';
 
 const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
+/**
+ * The command-line client every deployment knows without registration (contracts' firstPartyClients.cli; the
+ * client commands import nothing of the server, and test/oauth/first-party-cli.test.ts pins the two equal).
+ */
+export const firstPartyCliClientId = 'a55a7c11-c11e-4c11-8c11-00000000c11e';
 /**
  * Uploads at once by default: the server commits the records of one owner's concurrent uploads together, so 8 at
  * once syncs small files about a third faster than 4, and 16 no faster than 8 (docs/sync.md, Measured).
@@ -21,28 +27,10 @@ const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
 const defaultJobs = 8;
 const locatorPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\/[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-export const clientUsage = `client commands (talk HTTP only; --json prints one JSON document for scripts):
-  login [--server URL] [--initial-access-token asyi_...]
-                        sign this device in with the OAuth device grant: open the URL shown, enter the code;
-                        the first login on a device registers it with an initial access token from the
-                        account page. Tokens are kept in ~/.config/assay/credentials.json (mode 0600)
-  logout [--server URL] revoke this device's login and forget its tokens
-  sync <folder> [--locator NAME] [--jobs N] [--quiet]
-                        upload the folder's changed files (honouring .gitignore and .assayignore), N at once
-                        (default 8), and commit a revision; run it again after an interruption and it resumes
-  revisions <locator> [--limit N]
-                        the revisions the server holds for a synced folder, newest first
-  restore <locator> [--revision R] <dir>
-                        download a revision (the latest by default) into an empty directory, checking every
-                        file against its digest
-  forget <locator> --keep N
-                        delete all but the newest N revisions of a synced folder, and the uploaded files no
-                        remaining revision uses (frees quota)
-  exit codes: 0 ok, 1 failed, 2 usage, 3 synced with content findings flagged, 4 not logged in or login
-  expired, 5 refused by the server (quota, unsafe paths, not found), 6 server unreachable, 7 a restored file
-  did not match its digest, 130 interrupted`;
-
 type Out = { json: boolean; quiet: boolean };
+
+/** A client command's usage, for a usage error (an unknown name has none of its own). */
+const usageOf = (command: string) => (isCommand(command) ? helpOf(command) : '');
 
 export async function clientCommand(command: string, args: string[]): Promise<number> {
   let json = args.includes('--json');
@@ -66,7 +54,7 @@ export async function clientCommand(command: string, args: string[]): Promise<nu
     let e: CliError;
     if (err instanceof CliError) e = err;
     else if ((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      e = new CliError(exitCodes.usage, `${(err as Error).message}\n\n${clientUsage}`);
+      e = new CliError(exitCodes.usage, `${(err as Error).message}\n\n${usageOf(command)}`);
     } else e = new CliError(exitCodes.failed, (err as Error).message ?? String(err));
     json &&= e.exitCode !== exitCodes.usage;
     if (json) {
@@ -103,16 +91,13 @@ async function login(args: string[]): Promise<number> {
   });
   const server = serverOf(values.server);
   const h = new Http(server, 2);
+  let stopOffer = () => {};
   try {
     let clientId = credentials.get(server)?.client_id ?? null;
-    if (clientId === null) {
-      const iat = values['initial-access-token'] ?? process.env.ASSAY_INITIAL_ACCESS_TOKEN;
-      if (!iat) {
-        throw new CliError(
-          exitCodes.login,
-          `this device is not registered with ${server} yet: issue an initial access token on ${server}/account and run \`assay login --server ${server} --initial-access-token asyi_...\``,
-        );
-      }
+    const iat = values['initial-access-token'] ?? process.env.ASSAY_INITIAL_ACCESS_TOKEN;
+    // Without an initial access token the CLI signs in as the server's own command-line client (like `gh`); with
+    // one it registers a client of its own, as a third-party agent does.
+    if (clientId === null && iat) {
       const reg = await h.call('POST', '/oauth/register', {
         headers: { authorization: `Bearer ${iat}` },
         json: { client_name: `assay CLI on ${hostname()}`, grant_types: [deviceGrant, 'refresh_token'], scope: 'sync' },
@@ -132,6 +117,7 @@ async function login(args: string[]): Promise<number> {
         scope: 'sync',
       });
     }
+    clientId ??= firstPartyCliClientId;
     const started = await h.call('POST', '/oauth/device_authorization', {
       form: { client_id: clientId, scope: 'sync' },
     });
@@ -159,6 +145,7 @@ async function login(args: string[]): Promise<number> {
         `To sign in this device, open\n\n  ${d.verification_uri}\n\nand enter the code  ${d.user_code}\n\nor open this address, which carries the code:\n\n  ${d.verification_uri_complete}\n\nWaiting for approval...\n`,
       );
     }
+    stopOffer = values.json ? () => {} : offerBrowser(d.verification_uri_complete);
     let intervalMs = (d.interval ?? 5) * 1000;
     const deadline = Date.now() + d.expires_in * 1000;
     for (;;) {
@@ -195,8 +182,32 @@ async function login(args: string[]): Promise<number> {
       throw new CliError(exitCodes.login, `the login failed (${error ?? r.status}); run \`assay login\` again`);
     }
   } finally {
+    stopOffer();
     h.close();
   }
+}
+
+/**
+ * On a terminal, offer to open the verification page: Enter opens it in the system's browser while polling goes on.
+ * Returns what ends the offer. Off a terminal (scripts, tests) there is no offer and no browser.
+ */
+function offerBrowser(url: string): () => void {
+  if (!process.stdin.isTTY || !process.stdout.isTTY) return () => {};
+  process.stdout.write('Press Enter to open it in your browser.\n');
+  const stop = () => {
+    process.stdin.off('data', open);
+    process.stdin.pause();
+  };
+  const open = () => {
+    stop();
+    const opener = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
+    spawn(opener, [url], { stdio: 'ignore', detached: true })
+      .on('error', () => process.stderr.write(`could not start a browser (${opener}); open the address yourself\n`))
+      .unref();
+  };
+  process.stdin.once('data', open);
+  process.stdin.resume();
+  return stop;
 }
 
 async function logout(args: string[]): Promise<number> {
@@ -303,8 +314,7 @@ async function sync(args: string[]): Promise<number> {
       quiet: { type: 'boolean', default: false },
     },
   });
-  if (positionals.length !== 1)
-    throw new CliError(exitCodes.usage, `usage: assay sync <folder> [--locator NAME]\n\n${clientUsage}`);
+  if (positionals.length !== 1) throw new CliError(exitCodes.usage, `sync takes one folder\n\n${helpOf('sync')}`);
   const root = resolve(positionals[0]!);
   if (!existsSync(root) || !statSync(root).isDirectory())
     throw new CliError(exitCodes.usage, `${root} is not a folder`);
@@ -417,7 +427,7 @@ async function sync(args: string[]): Promise<number> {
         ? `revision ${rev.number} of ${locator}: ${changes.added.length} added, ${changes.modified.length} modified, ${changes.removed.length} removed`
         : `${locator} is unchanged since revision ${rev.number}`;
       process.stdout.write(
-        `${head} (${rev.file_count} files, ${mb(rev.total_bytes)}; uploaded ${uploads.length} files, ${mb(upBytes)})\n`,
+        `${head} (${count(rev.file_count, 'file')}, ${byteSize(rev.total_bytes)}; uploaded ${count(uploads.length, 'file')}, ${byteSize(upBytes)})\n`,
       );
       const show = (sign: string, list: string[]) => {
         for (const p of list.slice(0, 50)) process.stdout.write(`  ${sign} ${p}\n`);
@@ -429,7 +439,9 @@ async function sync(args: string[]): Promise<number> {
     }
     if (findings.length > 0) {
       if (!out.json) {
-        process.stderr.write(`warning: the injection scan flagged ${findings.length} finding(s) in this revision:\n`);
+        process.stderr.write(
+          `warning: the injection scan flagged ${count(findings.length, 'finding')} in this revision:\n`,
+        );
         for (const f of findings)
           process.stderr.write(`  ${f.path}${f.line ? `:${f.line}` : ''}: ${f.type}: ${f.detail}\n`);
       }
@@ -454,7 +466,7 @@ async function forget(args: string[]): Promise<number> {
   });
   const keep = Number(values.keep);
   if (positionals.length !== 1 || values.keep === undefined || !Number.isInteger(keep) || keep < 1) {
-    throw new CliError(exitCodes.usage, `usage: assay forget <locator> --keep N (N at least 1)\n\n${clientUsage}`);
+    throw new CliError(exitCodes.usage, `forget takes one locator and --keep N (N at least 1)\n\n${helpOf('forget')}`);
   }
   const locator = locatorOf(positionals[0]!);
   const { h, auth } = session(serverOf(values.server), 1);
@@ -465,7 +477,7 @@ async function forget(args: string[]): Promise<number> {
     if (values.json) process.stdout.write(`${JSON.stringify({ ok: true, ...r.body })}\n`);
     else {
       process.stdout.write(
-        `${locator}: forgot ${b.forgotten.length} revision(s)${b.forgotten.length > 0 ? ` (${b.forgotten.join(', ')})` : ''}, kept ${b.kept}; freed ${b.freed.blobs} file(s), ${mb(b.freed.bytes)}\n`,
+        `${locator}: forgot ${count(b.forgotten.length, 'revision')}${b.forgotten.length > 0 ? ` (${b.forgotten.join(', ')})` : ''}, kept ${b.kept}; freed ${count(b.freed.blobs, 'file')}, ${byteSize(b.freed.bytes)}\n`,
       );
     }
     return exitCodes.ok;
@@ -491,7 +503,7 @@ async function revisions(args: string[]): Promise<number> {
     },
   });
   if (positionals.length !== 1)
-    throw new CliError(exitCodes.usage, `usage: assay revisions <locator>\n\n${clientUsage}`);
+    throw new CliError(exitCodes.usage, `revisions takes one locator\n\n${helpOf('revisions')}`);
   const locator = locatorOf(positionals[0]!);
   const { h, auth } = session(serverOf(values.server), 1);
   try {
@@ -500,27 +512,19 @@ async function revisions(args: string[]): Promise<number> {
       process.stdout.write(`${JSON.stringify({ ok: true, ...r.body })}\n`);
       return exitCodes.ok;
     }
-    process.stdout.write(`${locator}: ${r.body.revisions.length} revision(s), newest first\n`);
+    process.stdout.write(`${locator}: ${count(r.body.revisions.length, 'revision')}, newest first\n`);
     process.stdout.write(
       `${'rev'.padStart(5)}  ${'created (UTC)'.padEnd(24)}  ${'files'.padStart(7)}  ${'size'.padStart(10)}  findings\n`,
     );
     for (const v of r.body.revisions) {
       process.stdout.write(
-        `${String(v.number).padStart(5)}  ${v.created_at.padEnd(24)}  ${String(v.file_count).padStart(7)}  ${mb(v.total_bytes).padStart(10)}  ${v.flagged ? `${v.findings.length} flagged` : '-'}\n`,
+        `${String(v.number).padStart(5)}  ${v.created_at.padEnd(24)}  ${String(v.file_count).padStart(7)}  ${byteSize(v.total_bytes).padStart(10)}  ${v.flagged ? `${v.findings.length} flagged` : '-'}\n`,
       );
     }
     return exitCodes.ok;
   } finally {
     h.close();
   }
-}
-
-/** A path of a revision as a path under `dir`, refused if it would land outside (the server refuses those too). */
-function inside(dir: string, p: string): string {
-  if (p.startsWith('/') || p.split('/').some((s) => s === '..' || s === '' || s === '.') || p.includes('\\')) {
-    throw new CliError(exitCodes.refused, `the revision has an unsafe path ${p}; nothing more is restored`);
-  }
-  return join(dir, p);
 }
 
 async function restore(args: string[]): Promise<number> {
@@ -536,7 +540,7 @@ async function restore(args: string[]): Promise<number> {
     },
   });
   if (positionals.length !== 2)
-    throw new CliError(exitCodes.usage, `usage: assay restore <locator> [--revision R] <dir>\n\n${clientUsage}`);
+    throw new CliError(exitCodes.usage, `restore takes a locator and a directory\n\n${helpOf('restore')}`);
   const locator = locatorOf(positionals[0]!);
   const dir = resolve(positionals[1]!);
   if (existsSync(dir) && (!statSync(dir).isDirectory() || readdirSync(dir).length > 0)) {
@@ -550,14 +554,17 @@ async function restore(args: string[]): Promise<number> {
     const r = await revisionsOf(auth, locator, query);
     const rev = r.body.revisions[0];
     if (!rev) throw new CliError(exitCodes.refused, `${locator} has no revisions`);
-    const entries = rev.files as (
-      | { path: string; type?: 'file'; mode: number; size: number; digest: string }
-      | { path: string; type: 'symlink'; target: string }
-    )[];
-    await mkdir(dir, { recursive: true });
-    const regular = entries.filter(
-      (e): e is Extract<(typeof entries)[number], { digest: string }> => e.type !== 'symlink',
-    );
+    const entries = rev.files as RevisionEntry[];
+    // Checked whole before anything is written (docs/sync.md, Restore).
+    const unsafe = unsafeEntry(entries);
+    if (unsafe !== null) {
+      throw new CliError(
+        exitCodes.refused,
+        `revision ${rev.number} of ${locator} is not safe to restore: ${unsafe}; nothing was written`,
+      );
+    }
+    const into = await ConfinedDir.open(dir);
+    const regular = entries.filter((e): e is Extract<RevisionEntry, { digest: string }> => e.type !== 'symlink');
     const progress = new Progress(
       values.json || values.quiet ? null : process.stderr,
       'restoring',
@@ -565,46 +572,37 @@ async function restore(args: string[]): Promise<number> {
       rev.total_bytes,
     );
     await pool(regular, jobs, async (f) => {
-      const target = inside(dir, f.path);
-      await mkdir(dirname(target), { recursive: true });
-      const res = await auth.getBlob(f.digest);
-      if (res.statusCode !== 200) throw refusal(await read(res), `downloading ${f.path} was`);
-      const partial = `${target}.assay-partial`;
-      const out = createWriteStream(partial);
-      const hash = createHash('sha256');
-      for await (const c of res) {
-        hash.update(c as Buffer);
-        progress.bytes((c as Buffer).length);
-        if (!out.write(c)) await once(out, 'drain');
-      }
-      out.end();
-      await once(out, 'finish');
-      const actual = `sha256:${hash.digest('hex')}`;
+      let actual = '';
+      await into.writeFile(f.path, f.mode, async (write) => {
+        const res = await auth.getBlob(f.digest);
+        if (res.statusCode !== 200) throw refusal(await read(res), `downloading ${f.path} was`);
+        const hash = createHash('sha256');
+        for await (const c of res) {
+          hash.update(c as Buffer);
+          progress.bytes((c as Buffer).length);
+          await write(c as Buffer);
+        }
+        actual = `sha256:${hash.digest('hex')}`;
+        return actual === f.digest;
+      });
       if (actual !== f.digest) {
-        await rm(partial, { force: true });
         throw new CliError(
           exitCodes.corrupt,
           `${f.path} arrived with digest ${actual}, not ${f.digest}; it was not written. Run restore again`,
         );
       }
-      await chmod(partial, f.mode & 0o7777);
-      await rename(partial, target);
       progress.file();
     });
     progress.end();
-    for (const e of entries) {
-      if (e.type !== 'symlink') continue;
-      const at = inside(dir, e.path);
-      await mkdir(dirname(at), { recursive: true });
-      await symlink(e.target, at);
-    }
+    // Links last, one at a time: no file is ever written through one, and none is made through another.
+    for (const e of entries) if (e.type === 'symlink') await into.link(e.path, e.target);
     if (values.json) {
       process.stdout.write(
         `${JSON.stringify({ ok: true, locator, revision: { ...rev, files: undefined }, directory: dir, files: regular.length, bytes: rev.total_bytes })}\n`,
       );
     } else {
       process.stdout.write(
-        `restored revision ${rev.number} of ${locator} into ${dir}: ${entries.length} entries, ${mb(rev.total_bytes)}, every file checked against its digest\n`,
+        `restored revision ${rev.number} of ${locator} into ${dir}: ${count(entries.length, 'entry', 'entries')}, ${byteSize(rev.total_bytes)}, every file checked against its digest\n`,
       );
       if (rev.flagged) {
         process.stderr.write(`warning: this revision was flagged by the injection scan:\n`);

@@ -331,8 +331,12 @@ export function refusal(r: Answer, what: string): CliError {
       : r.status >= 500 && code !== 'quota_exceeded'
         ? exitCodes.failed
         : exitCodes.refused;
-  return new CliError(exit, `${what} refused (${code}): ${message}${next[code] ? `; ${next[code]}` : ''}`, {
-    status: r.status,
-    ...b,
-  });
+  return new CliError(
+    exit,
+    `${what} refused (${code}): ${message}${Object.hasOwn(next, code) ? `; ${next[code]}` : ''}`,
+    {
+      status: r.status,
+      ...b,
+    },
+  );
 }

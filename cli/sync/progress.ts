@@ -59,8 +59,8 @@ export class Progress {
           : 1;
     const pct = Math.min(100, Math.floor(share * 100));
     const facts =
-      `${this.doneFiles}/${this.totalFiles} files  ${mb(this.doneBytes)}/${mb(this.totalBytes)}  ` +
-      `${mb(rate)}/s  ETA ${final ? '0s' : duration(left)}`;
+      `${this.doneFiles}/${count(this.totalFiles, 'file')}  ${byteSize(this.doneBytes)}/${byteSize(this.totalBytes)}  ` +
+      `${byteSize(rate)}/s  ETA ${final ? '0s' : duration(left)}`;
     if (this.out.isTTY) {
       const width = Math.max(10, Math.min(30, (this.out.columns ?? 80) - facts.length - this.verb.length - 12));
       const filled = Math.round((pct / 100) * width);
@@ -72,10 +72,26 @@ export class Progress {
   }
 }
 
-export function mb(bytes: number): string {
-  if (bytes < 1e6) return `${(bytes / 1e3).toFixed(1)} kB`;
-  if (bytes < 1e9) return `${(bytes / 1e6).toFixed(1)} MB`;
-  return `${(bytes / 1e9).toFixed(2)} GB`;
+const byteUnits = ['kB', 'MB', 'GB', 'TB'] as const;
+
+/**
+ * A byte count as people read it, in decimal units: whole bytes below a kilobyte ("6 B"), then one decimal below 100
+ * of a unit and none above ("1.5 kB", "12.3 MB", "512 MB"), moving to the next unit rather than showing "1000 kB".
+ */
+export function byteSize(bytes: number): string {
+  if (bytes < 999.5) return `${Math.round(bytes)} B`;
+  let value = bytes;
+  for (const unit of byteUnits) {
+    value /= 1000;
+    const text = value.toFixed(value < 99.95 ? 1 : 0);
+    if (Number(text) < 1000 || unit === 'TB') return `${text} ${unit}`;
+  }
+  throw new Error('unreachable: the last unit returns');
+}
+
+/** A count with its noun, singular or plural: "1 file", "2 files", "0 entries". */
+export function count(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : plural}`;
 }
 
 function duration(s: number): string {

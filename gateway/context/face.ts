@@ -4,72 +4,34 @@
 // authenticate (an API key, an OAuth access token, the web session with CSRF), and the plan's hourly rate per
 // principal, spent from the principal actor's `context` bucket like every other limit. The files themselves live in
 // their owner's principal actor; another owner's public file is read from the projection.
-import { Compile } from 'typebox/compile';
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { HttpRequest } from 'uWebSockets.js';
-import {
-  type BusReply,
-  type Caller,
-  type Config,
-  ContextCreateBody,
-  ContextPatchBody,
-  ContextPublishBody,
-  credentialPrefixes,
-  jsonValueProblem,
-  type Names,
-  SkillCreateBody,
-  SkillExecuteBody,
-  SkillPatchBody,
-  WebhookCreateBody,
-  WebhookPatchBody,
-} from '../../contracts/index.ts';
-import type { GatewayBus } from '../bus.ts';
-import { type Exchange, type Reply, type TransportRefusal, transportRefusalMessage } from '../http/exchange.ts';
+import { type Caller, type Config, jsonValueProblem } from '../../contracts/index.ts';
+import type { Authenticator } from '../authenticator.ts';
+import { type GatewayBus, ownCaller } from '../bus.ts';
+import type { TSchema } from 'typebox';
+import Type from 'typebox';
+import { NoQuery, paramsOf, type RouteRow } from '../door/route.ts';
+import { clientAddressOf } from '../http/client-address.ts';
+import type { Exchange } from '../http/exchange.ts';
+import { parseJson } from '../http/json-body.ts';
 import type { RateTaker } from '../rate-limiter.ts';
-import { compileRouter } from '../router.ts';
-import type { TokenVerifier } from '../tokens.ts';
 import { parseCookies } from '../web/http.ts';
-import { csrfCookie, sessionCookie } from '../web/session.ts';
-import { contextOpenApiDocument } from './openapi.ts';
-import { ApiKeyCreateBody, type ContextRoute, contextErrorNames, contextRoutes, type ListName } from './routes.ts';
-import { parseJson, schemaProblem } from '../http/json-body.ts';
+import { csrfCookie } from '../web/session.ts';
+import { type Answer, fail, fromRefusal, unavailable } from './answer.ts';
+import { contextOpenApiDocument } from '../openapi/contexts.ts';
+import {
+  type ContextBase,
+  type ContextCall,
+  type ContextCaller,
+  type ContextRoute,
+  contextRoutes,
+  intParam,
+  isListAnswer,
+  type ListName,
+} from './routes.ts';
 
-/** Which base form a request came in on: it decides the list envelope (docs/contexts.md, Lists). */
-export type ContextBase = 'web' | 'api';
-
-type Status = keyof typeof contextErrorNames;
-
-interface Answer {
-  status: number;
-  body: unknown;
-  headers: Record<string, string>;
-}
-
-const fail = (status: Status, message: string, headers: Record<string, string> = {}): Answer => ({
-  status,
-  body: { error: contextErrorNames[status], message },
-  headers,
-});
-
-/** Who is calling: the owner principal, how it proved it, and what it may do. */
-interface ContextCaller {
-  principalId: string;
-  /** The request's id, carried to every service it asks (logs line up). */
-  requestId: string;
-  via: 'api_key' | 'oauth' | 'session';
-  canRead: boolean;
-  canWrite: boolean;
-}
-
-const createCheck = Compile(ContextCreateBody);
-const patchCheck = Compile(ContextPatchBody);
-const publishCheck = Compile(ContextPublishBody);
-const skillCreateCheck = Compile(SkillCreateBody);
-const skillPatchCheck = Compile(SkillPatchBody);
-const skillExecuteCheck = Compile(SkillExecuteBody);
-const apiKeyCreateCheck = Compile(ApiKeyCreateBody);
-const webhookCreateCheck = Compile(WebhookCreateBody);
-const webhookPatchCheck = Compile(WebhookPatchBody);
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Default and largest page sizes of the two list envelopes. */
 const pageSizes = { web: 20, api: 50, max: 100 } as const;
@@ -78,15 +40,21 @@ export interface ContextFaceDeps {
   config: Config;
   log: Logger;
   bus: GatewayBus;
-  names: Names;
-  verifier: TokenVerifier;
+  auth: Authenticator;
   /** The shared limiter, or `admitAll` under ASSAY_CONTEXT_RATE_LIMIT=off. */
   limiter: RateTaker;
 }
 
-export class ContextFace {
-  private readonly match = compileRouter(contextRoutes);
+/** A request as the gateway's router matched it: one of this API's routes, a path it does not have, or another method. */
+export type ContextMatch =
+  | { kind: 'found'; route: ContextRoute; params: Record<string, string>; problem: string | null }
+  | { kind: 'wrong_method'; allow: string }
+  | { kind: 'none' };
 
+/** Where each base form is served: `{web_url}/api/v1` on the gateway's listener, `{api_url}/v1` on its own. */
+export const contextPrefixes: Record<ContextBase, string> = { web: '/api/v1', api: '/v1' };
+
+export class ContextFace {
   /** This API's OpenAPI document for each base form, served unauthenticated at `openapi.json`. */
   private readonly documents: Record<ContextBase, string>;
 
@@ -97,24 +65,80 @@ export class ContextFace {
     };
   }
 
-  /** Serve one request whose path (after the base form's prefix) is `path`. */
-  handle(x: Exchange, req: HttpRequest, base: ContextBase, path: string): void {
-    const m = this.match(x.method === 'HEAD' ? 'GET' : x.method, path);
+  /**
+   * This API's routes under a base form's prefix, as rows of the gateway's router, and its OpenAPI document (public,
+   * served before any check).
+   */
+  rows(base: ContextBase): RouteRow[] {
+    const prefix = contextPrefixes[base];
+    const rows: RouteRow[] = contextRoutes.map((route) => ({
+      method: route.method,
+      path: `${prefix}${route.path}`,
+      face: 'context',
+      dialect: 'context',
+      auth: route.by === 'session' ? ['session'] : ['api_key', 'oauth_token', 'session'],
+      // API keys and the session act with every right; an OAuth token needs the scope (read:context is implied by
+      // write:context).
+      scope: route.by === 'session' ? null : route.write ? 'write:context' : 'read:context',
+      rate: { class: 'context', per: 'principal' },
+      schemas: {
+        params: paramsOf(route.path),
+        query: Type.Object(
+          Object.fromEntries(
+            [...(route.query ?? []), ...listPaging(route, base)].map((q) => [q.name, Type.Optional(q.schema)]),
+          ),
+          { additionalProperties: false },
+        ),
+        body: route.body ?? null,
+        responses: { [route.status]: isListAnswer(route.answer) ? Type.Array(route.answer.item) : route.answer },
+      },
+      dispatch: {
+        kind: 'local',
+        serve: (x, req, m) => this.handle(x, req, base, { kind: 'found', route, params: m.params, problem: m.problem }),
+      },
+    }));
+    rows.push({
+      method: 'GET',
+      path: `${prefix}/openapi.json`,
+      face: 'context',
+      dialect: 'context',
+      auth: ['none'],
+      scope: null,
+      rate: null,
+      schemas: { params: paramsOf(''), query: NoQuery, body: null, responses: { 200: Type.Unknown() } },
+      dispatch: {
+        kind: 'local',
+        serve: (x) => {
+          if (x.admit()) x.send(200, {}, 'application/json', this.documents[base]);
+        },
+      },
+    });
+    return rows;
+  }
+
+  /** Serve one request of this API as the router matched it (a miss is answered after authentication, as a route). */
+  handle(x: Exchange, req: HttpRequest, base: ContextBase, m: ContextMatch): void {
     const rawQuery = req.getQuery() ?? '';
     const cookies = parseCookies(req.getHeader('cookie'));
     const authorization = req.getHeader('authorization');
     const csrfHeader = req.getHeader('x-csrf-token');
     const origin = req.getHeader('origin');
     const contentType = req.getHeader('content-type');
-    // On the gateway's own listener too, a refused body is this API's 400, not the agent API's 413.
-    x.refusalWords = contextTransportRefusal;
+    // Read now (the request is gone once this returns): a caller nobody can identify is limited by its address.
+    const address = clientAddressOf(x.res, req, this.d.config.trustProxy);
     if (!x.admit()) return;
-    if (path === '/openapi.json' && (x.method === 'GET' || x.method === 'HEAD')) {
-      x.send(200, {}, 'application/json', this.documents[base]);
-      return;
-    }
     const run = (text: string | null) =>
-      void this.answer(base, m, { rawQuery, cookies, authorization, csrfHeader, origin, contentType, text, x }).then(
+      void this.answer(base, m, {
+        rawQuery,
+        cookies,
+        authorization,
+        csrfHeader,
+        origin,
+        contentType,
+        address,
+        text,
+        x,
+      }).then(
         (a) => x.send(a.status, a.headers, 'application/json', JSON.stringify(a.body)),
         (err) => {
           this.d.log.error({ err, requestId: x.requestId }, 'context API request failed');
@@ -131,7 +155,7 @@ export class ContextFace {
 
   private async answer(
     base: ContextBase,
-    m: ReturnType<ContextFace['match']>,
+    m: ContextMatch,
     r: {
       rawQuery: string;
       cookies: Record<string, string>;
@@ -139,26 +163,33 @@ export class ContextFace {
       csrfHeader: string;
       origin: string;
       contentType: string;
+      address: string;
       text: string | null;
       x: Exchange;
     },
   ): Promise<Answer> {
     const who = await this.authenticate(r.authorization, r.cookies, r.x.requestId);
-    if ('status' in who) return who;
-    // Every authenticated request spends from the principal's hourly allowance, refused ones included.
-    const verdict = await this.d.limiter.take(rateCaller(who.principalId), 'context');
+    const known = !('status' in who);
+    // Every request spends from an hourly allowance, refused ones included, and says so in its X-RateLimit-* headers
+    // (the spec: every response): an identified one from its principal's, any other (401, or 500 while credentials
+    // cannot be checked) from its client address's, under the default plan.
+    const verdict = await this.d.limiter.take(
+      known ? ownCaller(who.principalId) : addressCaller(r.address),
+      'context',
+      'principal',
+    );
     const limited = (a: Answer): Answer => ({ ...a, headers: { ...verdict.headers, ...a.headers } });
     if (!verdict.ok) {
+      const whose = known
+        ? "this principal's context-file API requests are over its plan's"
+        : 'requests from this address without valid credentials are over the';
       return limited(
-        fail(
-          429,
-          `this principal's context-file API requests are over its plan's hourly rate; retry in ${verdict.retryAfterS} s`,
-          {
-            'retry-after': String(verdict.retryAfterS),
-          },
-        ),
+        fail(429, `${whose} hourly rate; retry in ${verdict.retryAfterS} s`, {
+          'retry-after': String(verdict.retryAfterS),
+        }),
       );
     }
+    if (!known) return limited(who);
     if (m.kind === 'none') return limited(fail(404, 'no such route in the context-file API'));
     if (m.kind === 'wrong_method') {
       return limited(fail(404, `this path accepts ${m.allow}`, { allow: m.allow }));
@@ -190,50 +221,38 @@ export class ContextFace {
     cookies: Record<string, string>,
     requestId: string,
   ): Promise<ContextCaller | Answer> {
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
-    if (authorization !== '' && bearer === undefined) {
-      return fail(401, 'send Authorization: Bearer <API key or access token>');
-    }
-    if (bearer?.startsWith(credentialPrefixes.apiKey)) {
-      const r = await this.oauth('oauth.apiKeyResolve', { key: bearer }, requestId);
-      if (!r.ok) return r.error.code === 'unauthorized' ? fail(401, r.error.message) : unavailable();
-      const body = r.body as { principalId: string };
-      return { principalId: body.principalId, requestId, via: 'api_key', canRead: true, canWrite: true };
-    }
-    if (bearer !== undefined) {
-      let caller: Caller | null;
-      try {
-        caller = await this.d.verifier.verify(bearer, 'api');
-      } catch {
-        return unavailable();
+    const r = await this.d.auth.identify({ authorization, cookies, requestId }, ['api_key', 'token', 'session']);
+    if (!r.ok) {
+      switch (r.failure.kind) {
+        case 'unavailable':
+          return unavailable();
+        case 'malformed':
+          return fail(401, 'send Authorization: Bearer <API key or access token>');
+        case 'invalid':
+          if (r.failure.credential === 'api_key') return fail(401, 'the API key is not valid (unknown or revoked)');
+          if (r.failure.credential === 'token') {
+            return fail(401, 'the bearer token is not a valid API key or access token');
+          }
+          return fail(401, 'send Authorization: Bearer <API key or access token>, or sign in');
+        case 'missing':
+          return fail(401, 'send Authorization: Bearer <API key or access token>, or sign in');
       }
-      // Sandbox tokens have no context files: the context-file API is for accounts.
-      if (!caller || caller.sandbox) return fail(401, 'the bearer token is not a valid API key or access token');
-      return {
-        principalId: caller.principalId,
-        requestId,
-        via: 'oauth',
-        canRead: caller.scopes.includes('read:context') || caller.scopes.includes('write:context'),
-        canWrite: caller.scopes.includes('write:context'),
-      };
     }
-    const session = cookies[sessionCookie];
-    if (session) {
-      const r = await this.oauth('oauth.session', { sessionToken: session }, requestId);
-      if (r.ok) {
-        return {
-          principalId: (r.body as { principalId: string }).principalId,
-          requestId,
-          via: 'session',
-          canRead: true,
-          canWrite: true,
-        };
-      }
-      if (r.error.code !== 'unauthorized') return unavailable();
-    }
-    return fail(401, 'send Authorization: Bearer <API key or access token>, or sign in');
+    const { caller, via } = r.who;
+    // Sandbox tokens have no context files: the context-file API is for accounts.
+    if (caller.sandbox) return fail(401, 'the bearer token is not a valid API key or access token');
+    // An API key and the session act as the principal itself, with every right; a token, with its scopes.
+    const full = via !== 'token';
+    return {
+      principalId: caller.principalId,
+      requestId,
+      via: via === 'token' ? 'oauth' : via,
+      canRead: full || caller.scopes.includes('read:context') || caller.scopes.includes('write:context'),
+      canWrite: full || caller.scopes.includes('write:context'),
+    };
   }
 
+  /** The checks every route shares (its id, its body's text, its query), then the route's own handler. */
   private async dispatch(
     base: ContextBase,
     route: ContextRoute,
@@ -246,7 +265,6 @@ export class ContextFace {
     const query = new URLSearchParams(rawQuery);
     const id = params.id;
     if (id !== undefined && !uuidPattern.test(id)) return fail(404, `no ${resourceOf(route)} has this id`);
-    const key = `${route.method} ${route.path}`;
     // A route that takes no body (rotating a secret) may be sent none.
     const bodyless = text === null || (route.body === undefined && text === '');
     if (!bodyless && !/^application\/json\b/i.test(contentType)) {
@@ -257,105 +275,25 @@ export class ContextFace {
     // Text PostgreSQL cannot hold (NUL, lone surrogates) is refused, not mangled.
     const textProblem = body === null ? null : jsonValueProblem(body, 'body');
     if (textProblem) return fail(400, textProblem);
-    const unknownQuery = [...query.keys()].filter((k) => !allowedQuery(key, base).includes(k));
+    const unknownQuery = [...query.keys()].filter((k) => !allowedQuery(route, base).includes(k));
     if (unknownQuery.length > 0) return fail(400, `unknown query parameter ${unknownQuery.join(', ')}`);
-    switch (key) {
-      case 'GET /contexts':
-        return this.list(base, 'contexts', query, who);
-      case 'POST /contexts': {
-        if (!createCheck.Check(body)) return fail(400, schemaProblem(createCheck, body));
-        return this.actor('context.create', who, body, (v) => ({ status: 201, body: { data: v } }));
-      }
-      case 'GET /contexts/{id}': {
-        const own = await this.ask('context.get', who, { id });
-        if (own.ok) return { status: 200, body: { data: own.body }, headers: {} };
-        if (own.error.code !== 'not_found') return fromBus(own);
-        // Not the caller's: another owner's file, if it is public.
-        return this.actor('context.public_get', who, { id }, (v) => ({ status: 200, body: { data: v } }), 'ledger');
-      }
-      case 'PATCH /contexts/{id}': {
-        if (!patchCheck.Check(body)) return fail(400, schemaProblem(patchCheck, body));
-        return this.actor('context.update', who, { id, patch: body }, (v) => ({ status: 200, body: { data: v } }));
-      }
-      case 'POST /contexts/{id}/publish': {
-        if (!publishCheck.Check(body)) return fail(400, schemaProblem(publishCheck, body));
-        const r = await this.ask('context.publish', who, { id, publish: body });
-        return r.ok ? { status: r.status, body: { data: r.body }, headers: {} } : fromBus(r);
-      }
-      case 'DELETE /contexts/{id}':
-        return this.actor('context.delete', who, { id }, (v) => ({ status: 200, body: { data: v } }));
-      case 'GET /skills':
-        return this.list(base, 'skills', query, who);
-      case 'POST /skills': {
-        if (!skillCreateCheck.Check(body)) return fail(400, schemaProblem(skillCreateCheck, body));
-        return this.actor('skill.create', who, body, (v) => ({ status: 201, body: { data: v } }));
-      }
-      case 'GET /skills/{id}': {
-        const version = query.get('version');
-        if (version !== null && !/^[1-9]\d{0,8}$/.test(version))
-          return fail(400, 'version must be a whole number from 1');
-        const ask = { id, ...(version === null ? {} : { version: Number(version) }) };
-        return this.actor('skill.get', who, ask, (v) => ({ status: 200, body: { data: v } }));
-      }
-      case 'PATCH /skills/{id}': {
-        if (!skillPatchCheck.Check(body)) return fail(400, schemaProblem(skillPatchCheck, body));
-        return this.actor('skill.update', who, { id, patch: body }, (v) => ({ status: 200, body: { data: v } }));
-      }
-      case 'DELETE /skills/{id}':
-        return this.actor('skill.delete', who, { id }, (v) => ({ status: 200, body: { data: v } }));
-      case 'POST /skills/{id}/execute': {
-        if (!skillExecuteCheck.Check(body)) return fail(400, schemaProblem(skillExecuteCheck, body));
-        return this.execute(id!, body, who);
-      }
-      case 'GET /webhooks':
-        return this.list(base, 'webhooks', query, who);
-      case 'POST /webhooks': {
-        if (!webhookCreateCheck.Check(body)) return fail(400, schemaProblem(webhookCreateCheck, body));
-        return this.actor('webhook.create', who, body, (v) => ({ status: 201, body: { data: v } }));
-      }
-      case 'GET /webhooks/{id}':
-        return this.actor('webhook.get', who, { id }, (v) => ({ status: 200, body: { data: v } }));
-      case 'PATCH /webhooks/{id}': {
-        if (!webhookPatchCheck.Check(body)) return fail(400, schemaProblem(webhookPatchCheck, body));
-        return this.actor('webhook.update', who, { id, patch: body }, (v) => ({ status: 200, body: { data: v } }));
-      }
-      case 'DELETE /webhooks/{id}':
-        return this.actor('webhook.delete', who, { id }, (v) => ({ status: 200, body: { data: v } }));
-      case 'POST /webhooks/{id}/rotate-secret': {
-        if (body !== null && (typeof body !== 'object' || Array.isArray(body) || Object.keys(body).length > 0)) {
-          return fail(400, 'send no body, or an empty JSON object');
-        }
-        return this.actor('webhook.rotate', who, { id }, (v) => ({ status: 200, body: { data: v } }));
-      }
-      case 'GET /webhooks/{id}/attempts': {
-        const limit = intParam(query, 'limit', 50, 1, 100);
-        if (typeof limit === 'string') return fail(400, limit);
-        // The owner's actor answers 404 for another's id; the attempts come from the webhooks service.
-        const own = await this.ask('webhook.get', who, { id });
-        if (!own.ok) return fromBus(own);
-        const r = await this.ask('webhook.attempts', who, { id, limit }, 'webhooks');
-        return r.ok ? { status: 200, body: { data: (r.body as { items: unknown[] }).items }, headers: {} } : fromBus(r);
-      }
-      case 'GET /api-keys': {
-        const r = await this.oauth('oauth.apiKeyList', { principalId: who.principalId }, who.requestId);
-        return r.ok ? { status: 200, body: { data: r.body }, headers: {} } : fromBus(r);
-      }
-      case 'POST /api-keys': {
-        if (!apiKeyCreateCheck.Check(body)) return fail(400, schemaProblem(apiKeyCreateCheck, body));
-        const { name } = body;
-        const r = await this.oauth('oauth.apiKeyCreate', { principalId: who.principalId, name }, who.requestId);
-        return r.ok ? { status: 201, body: { data: r.body }, headers: {} } : fromBus(r);
-      }
-      case 'DELETE /api-keys/{id}': {
-        const r = await this.oauth('oauth.apiKeyRevoke', { principalId: who.principalId, id }, who.requestId);
-        return r.ok ? { status: 200, body: { data: r.body }, headers: {} } : fromBus(r);
-      }
-    }
-    return fail(404, 'no such route in the context-file API');
+    const caller = ownCaller(who.principalId);
+    const call: ContextCall = {
+      base,
+      who,
+      id: id ?? '',
+      query,
+      ask: (op, askBody, o = {}) =>
+        this.d.bus.ask(op, askBody, { requestId: who.requestId, caller, actorId: who.principalId, ...o }),
+      list: (what) => this.list(call, what),
+      skillWaitMs: this.d.config.skillTimeoutMs + this.d.config.requestTimeoutMs,
+    };
+    return route.run(call, body);
   }
 
   /** A list in the base form's envelope: `{data, meta}` paged by `page`, or `{<what>, pagination}` by `offset`. */
-  private async list(base: ContextBase, what: ListName, query: URLSearchParams, who: ContextCaller): Promise<Answer> {
+  private async list(c: ContextCall, what: ListName): Promise<Answer> {
+    const { base, query } = c;
     const limit = intParam(query, 'limit', base === 'web' ? pageSizes.web : pageSizes.api, 1, pageSizes.max);
     if (typeof limit === 'string') return fail(400, limit);
     let offset: number;
@@ -370,10 +308,15 @@ export class ContextFace {
       if (typeof o === 'string') return fail(400, o);
       offset = o;
     }
-    const op = { contexts: 'context.list', skills: 'skill.list', webhooks: 'webhook.list' }[what];
-    const r = await this.ask(op, who, { offset, limit });
-    if (!r.ok) return fromBus(r);
-    const { items, total } = r.body as { items: unknown[]; total: number };
+    const paging = { offset, limit };
+    const r =
+      what === 'contexts'
+        ? await c.ask('context.list', paging)
+        : what === 'skills'
+          ? await c.ask('skill.list', paging)
+          : await c.ask('webhook.list', paging);
+    if (!r.ok) return fromRefusal(r.reply);
+    const { items, total } = r.body;
     if (base === 'web') return { status: 200, body: { data: items, meta: { total, page, limit } }, headers: {} };
     return {
       status: 200,
@@ -381,73 +324,7 @@ export class ContextFace {
       headers: {},
     };
   }
-
-  /**
-   * Run a skill on the skills service. The answer may be larger than one NATS message (a skill brings up to 20
-   * files), so it comes in parts; the wait covers the execution's own time limit.
-   */
-  private async execute(id: string, body: SkillExecuteBody, who: ContextCaller): Promise<Answer> {
-    const { reply } = await this.d.bus.requestWire(
-      this.d.names.serviceSubject('skills'),
-      {
-        op: 'skill.execute',
-        requestId: who.requestId,
-        caller: ownerCaller(who.principalId),
-        params: {},
-        query: {},
-        body: { id, input: body.input, variables: body.variables ?? {}, version: body.version },
-      },
-      true,
-      this.d.config.skillTimeoutMs + this.d.config.requestTimeoutMs,
-    );
-    return reply.ok ? { status: 200, body: { data: reply.body }, headers: {} } : fromBus(reply);
-  }
-
-  private async actor(
-    op: string,
-    who: ContextCaller,
-    body: unknown,
-    ok: (v: unknown) => { status: number; body: unknown },
-    service?: 'ledger' | 'webhooks',
-  ): Promise<Answer> {
-    const r = await this.ask(op, who, body, service);
-    if (!r.ok) return fromBus(r);
-    return { ...ok(r.body), headers: {} };
-  }
-
-  private ask(op: string, who: ContextCaller, body: unknown, service?: 'ledger' | 'webhooks'): Promise<BusReply> {
-    const subject = service
-      ? this.d.names.serviceSubject(service)
-      : this.d.names.actorSubject('principal', who.principalId);
-    return this.d.bus.request(subject, {
-      op,
-      requestId: who.requestId,
-      caller: ownerCaller(who.principalId),
-      params: {},
-      query: {},
-      body,
-    });
-  }
-
-  private oauth(op: string, body: unknown, requestId: string): Promise<BusReply> {
-    return this.d.bus.request(this.d.names.serviceSubject('oauth'), {
-      op,
-      requestId,
-      caller: null,
-      params: {},
-      query: {},
-      body,
-    });
-  }
 }
-
-/** A principal acting on its own files and skills. */
-const ownerCaller = (principalId: string): Caller => ({
-  principalId,
-  agentId: principalId,
-  scopes: [],
-  sandbox: false,
-});
 
 const resourceOf = (route: ContextRoute) =>
   route.path.startsWith('/api-keys')
@@ -458,50 +335,29 @@ const resourceOf = (route: ContextRoute) =>
         ? 'webhook'
         : 'context file';
 
-/** The rate-limit key of a principal calling as itself (actors/principal/rate.ts: principalOnly). */
-const rateCaller = (principalId: string): Caller => ({ principalId, agentId: '*', scopes: [], sandbox: false });
-
-const unavailable = () => fail(500, 'the service is unavailable for a moment; retry');
-
-/** A service's refusal in this API's words. */
-function fromBus(r: Extract<BusReply, { ok: false }>): Answer {
-  switch (r.error.code) {
-    case 'not_found':
-      return fail(404, r.error.message);
-    case 'validation_failed':
-      return fail(400, r.error.message);
-    case 'unauthorized':
-      return fail(401, r.error.message);
-    case 'forbidden':
-      return fail(403, r.error.message);
-    default:
-      return fail(500, r.error.message);
-  }
+/** The query parameters a route takes: its own, and a list's paging in the base form's words. */
+function allowedQuery(route: ContextRoute, base: ContextBase): string[] {
+  return [...(route.query ?? []), ...listPaging(route, base)].map((q) => q.name);
 }
 
-function allowedQuery(key: string, base: ContextBase): string[] {
-  if (key === 'GET /skills/{id}') return ['version'];
-  if (key === 'GET /webhooks/{id}/attempts') return ['limit'];
-  if (key !== 'GET /contexts' && key !== 'GET /skills' && key !== 'GET /webhooks') return [];
-  return base === 'web' ? ['page', 'limit'] : ['offset', 'limit'];
+/** A list's paging parameters in the base form's words: `page` and `limit`, or `offset` and `limit`. */
+function listPaging(route: ContextRoute, base: ContextBase): { name: string; schema: TSchema }[] {
+  if (!isListAnswer(route.answer)) return [];
+  const limit = { name: 'limit', schema: Type.Integer({ minimum: 1, maximum: pageSizes.max }) };
+  return base === 'web'
+    ? [{ name: 'page', schema: Type.Integer({ minimum: 1 }) }, limit]
+    : [{ name: 'offset', schema: Type.Integer({ minimum: 0 }) }, limit];
 }
 
-function intParam(q: URLSearchParams, name: string, fallback: number, min: number, max: number): number | string {
-  const raw = q.get(name);
-  if (raw === null) return fallback;
-  if (!/^\d{1,10}$/.test(raw)) return `${name} must be a whole number`;
-  const n = Number(raw);
-  if (n < min || n > max) return `${name} must be from ${min} to ${max}`;
-  return n;
-}
-
-/** The I/O layer's refusals (capacity, body size, time, encoding) in this API's `{error, message}` words. */
-export function contextTransportRefusal(r: TransportRefusal): Reply {
-  const [status, error] = r.kind === 'at_capacity' ? [500, 'internal_error'] : [400, 'bad_request'];
-  return {
-    status,
-    headers: r.kind === 'at_capacity' ? { 'retry-after': '1' } : {},
-    contentType: 'application/json',
-    body: JSON.stringify({ error, message: transportRefusalMessage(r) }),
-  };
+/**
+ * The limiter's caller for requests from `address` that no credential identifies: a principal id no account can
+ * have (a name-based UUID, version 8, where every principal's is random, version 4), so its allowance is the
+ * address's alone, shared by every gateway like a principal's.
+ */
+export function addressCaller(address: string): Caller {
+  const h = createHash('sha256').update(`assay context-file API address\n${address}`).digest('hex');
+  const variant = ((Number.parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return ownCaller(
+    `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`,
+  );
 }

@@ -4,9 +4,9 @@
 // page n is written, and page n + 2 only once page n is in the socket, so an export holds at most two pages
 // whatever the number of files, and a reader that stops reading stops the reading of pages.
 import type { Logger } from 'pino';
+import { Value } from 'typebox/value';
 import type { HttpRequest } from 'uWebSockets.js';
 import {
-  type BusRequest,
   type Config,
   etagMatches,
   type Names,
@@ -15,10 +15,11 @@ import {
   okfHeaderLine,
   okfExportPath,
   okfMediaType,
-  type OkfPageHeadT,
+  OkfPageHead,
 } from '../../contracts/index.ts';
 import type { GatewayBus } from '../bus.ts';
-import type { Exchange, Reply, TransportRefusal } from '../http/exchange.ts';
+import { NoQuery, paramsOf, type RouteRow } from '../door/route.ts';
+import type { Exchange } from '../http/exchange.ts';
 
 export interface OkfExportDeps {
   config: Config;
@@ -39,23 +40,31 @@ const decoder = new TextDecoder();
 export class OkfExport {
   /** Exports this process is streaming now (bounded by okfExportsPerGatewayMax). */
   private streaming = 0;
-  private readonly subject: string;
 
-  constructor(private readonly d: OkfExportDeps) {
-    this.subject = d.names.serviceSubject('ledger');
+  constructor(private readonly d: OkfExportDeps) {}
+
+  /** The export as a row of the gateway's router: public, in the `{error, message}` words with 503 for an outage. */
+  row(): RouteRow {
+    return {
+      method: 'GET',
+      path: okfExportPath,
+      face: 'export',
+      dialect: 'export',
+      auth: ['none'],
+      scope: null,
+      rate: null,
+      schemas: {
+        params: paramsOf(okfExportPath),
+        query: NoQuery,
+        body: null,
+        responses: { 200: 'bytes', 304: 'bytes' },
+      },
+      dispatch: { kind: 'local', serve: (x, req) => this.handle(x, req) },
+    };
   }
 
-  /**
-   * GET or HEAD: 304 to a matching If-None-Match, else the export (its head alone for HEAD). Refusals are the
-   * context-file API's `{error, message}`, with 503 for a retryable outage.
-   */
+  /** GET or HEAD: 304 to a matching If-None-Match, else the export (its head alone for HEAD). */
   handle(x: Exchange, req: HttpRequest): void {
-    x.refusalWords = okfRefusal;
-    if (x.method !== 'GET' && x.method !== 'HEAD') {
-      const message = `${x.method} is not served on ${okfExportPath}; it accepts GET, HEAD`;
-      x.sendJson(404, { allow: 'GET, HEAD' }, { error: 'not_found', message });
-      return;
-    }
     const ifNoneMatch = req.getHeader('if-none-match');
     if (!x.admit()) return;
     void this.serve(x, ifNoneMatch).catch((err: unknown) => {
@@ -123,51 +132,30 @@ export class OkfExport {
   }
 
   private async tag(requestId: string): Promise<string | null> {
-    const reply = await this.d.bus.request(this.subject, request('context.export_tag', requestId, null));
-    if (!reply.ok) return null;
-    return (reply.body as { tag: string }).tag;
+    const r = await this.d.bus.ask('context.export_tag', null, { requestId });
+    return r.ok ? r.body.tag : null;
   }
 
   /** The page after `after`, or null when it could not be read. Never rejects: a page asked ahead may go unread. */
   private async page(after: string | null, requestId: string): Promise<Page | null> {
     // A page can pass NATS's max_payload (one file alone may, escaped): it comes in parts.
-    const { reply } = await this.d.bus.requestWire(
-      this.subject,
-      request('context.export_page', requestId, { after }),
-      true,
-    );
-    if (!reply.ok || !(reply.body instanceof Uint8Array)) return null;
-    const bytes = reply.body;
+    const r = await this.d.bus.ask('context.export_page', { after }, { requestId, inParts: true });
+    if (!r.ok) return null;
+    const bytes = r.body;
     const nl = bytes.indexOf(10);
+    let head: unknown;
     try {
-      const head = JSON.parse(decoder.decode(bytes.subarray(0, Math.max(nl, 0)))) as OkfPageHeadT;
-      return { count: head.count, last: head.last, lines: bytes.subarray(nl + 1) };
+      head = JSON.parse(decoder.decode(bytes.subarray(0, Math.max(nl, 0))));
     } catch {
       return null;
     }
+    if (!Value.Check(OkfPageHead, head)) return null;
+    return { count: head.count, last: head.last, lines: bytes.subarray(nl + 1) };
   }
-}
-
-function request(op: string, requestId: string, body: unknown): BusRequest {
-  return { op, requestId, caller: null, params: {}, query: {}, body };
 }
 
 const unavailableHeaders = { 'retry-after': '1', 'cache-control': 'no-store' };
 
 function unavailable(x: Exchange, message: string): void {
   x.sendJson(503, unavailableHeaders, { error: 'unavailable', message });
-}
-
-/** The I/O layer's refusals; only capacity can happen (the export reads no body). */
-function okfRefusal(r: TransportRefusal): Reply {
-  const [status, error, message] =
-    r.kind === 'at_capacity'
-      ? [503, 'unavailable', 'this gateway is at capacity or shutting down; retry']
-      : [400, 'bad_request', 'the export takes no request body'];
-  return {
-    status,
-    headers: r.kind === 'at_capacity' ? unavailableHeaders : {},
-    contentType: 'application/json',
-    body: JSON.stringify({ error, message }),
-  };
 }

@@ -1,7 +1,7 @@
 // The in-flight limit and the draining state of one gateway process. A request that will be answered later takes a
 // slot when it is admitted and gives it back exactly once, when its response ends or its client goes away (the
 // Exchange does both); a graceful stop refuses new requests and waits until no slot is taken.
-import { metrics } from '../../contracts/index.ts';
+import { metrics } from '../telemetry.ts';
 
 export class Admission {
   private inflight = 0;

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { hasControlCharacter } from '../../contracts/index.ts';
 import type { Admission } from './admission.ts';
 import type { BodyDeadlines, BodyRead } from './body-deadlines.ts';
 
@@ -15,7 +16,9 @@ export type TransportRefusal =
   | { kind: 'body_too_large'; bytesMax: number }
   | { kind: 'body_timeout'; timeoutMs: number }
   /** A body read as text whose bytes are not UTF-8. */
-  | { kind: 'body_not_utf8' };
+  | { kind: 'body_not_utf8' }
+  /** More than one Content-Length, with different values: where the body ends is not known (RFC 9112 6.3). */
+  | { kind: 'conflicting_length' };
 
 /** What a refusal says, in every face's words for it (each face has its own codes and statuses). */
 export function transportRefusalMessage(r: TransportRefusal): string {
@@ -28,11 +31,42 @@ export function transportRefusalMessage(r: TransportRefusal): string {
       return `the request body did not arrive within ${r.timeoutMs} ms`;
     case 'body_not_utf8':
       return 'the request body is not UTF-8 text';
+    case 'conflicting_length':
+      return 'the request has Content-Length headers with different values';
   }
 }
 
 /** Response headers; a list is written as one header line per value (Set-Cookie). */
 export type ResponseHeaders = Record<string, string | readonly string[]>;
+
+/**
+ * A header name is an RFC 9110 token, and a value holds no control character: a CR or LF in either would end the
+ * header line early and let whatever follows be read as headers of the caller's choosing (response splitting).
+ * uWS writes names and values as given, so this is checked here, for every response of every face.
+ */
+const headerNamePattern = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** A response header that cannot be written as one header line: a bug in whatever built the response. */
+export class UnsafeResponseHeader extends Error {
+  constructor(readonly headerName: string) {
+    super(
+      `refused to write response header ${JSON.stringify(headerName.slice(0, 100))}: control character or not a token`,
+    );
+  }
+}
+
+/** Throws UnsafeResponseHeader for the first header (or content type) that could not be written as one line. */
+export function assertSafeHeaders(headers: ResponseHeaders | null, contentType: string | null): void {
+  if (contentType !== null && hasControlCharacter(contentType)) throw new UnsafeResponseHeader('content-type');
+  if (headers === null) return;
+  for (const name in headers) {
+    if (!headerNamePattern.test(name)) throw new UnsafeResponseHeader(name);
+    const value = headers[name]!;
+    if (typeof value === 'string') {
+      if (hasControlCharacter(value)) throw new UnsafeResponseHeader(name);
+    } else for (const v of value) if (hasControlCharacter(v)) throw new UnsafeResponseHeader(name);
+  }
+}
 
 /** A complete response. */
 export interface Reply {
@@ -50,6 +84,8 @@ export interface ListenerContext {
   readonly admission: Admission;
   readonly deadlines: BodyDeadlines;
   readonly refusal: (r: TransportRefusal) => Reply;
+  /** Told about a response refused for an unsafe header (answered 500 instead): a bug to log. */
+  readonly unsafeHeader: (err: UnsafeResponseHeader) => void;
 }
 
 const statusLines: string[] = [];
@@ -74,8 +110,14 @@ const upperMethods: Record<string, string> = {
 };
 
 const requestIdPattern = /^[A-Za-z0-9._-]{1,100}$/;
-/** The largest write `writePaced` hands uWS at once (the size of uWS's cork buffer). */
-const streamSliceBytes = 16 * 1024;
+/**
+ * The most bytes one corked write of a stream hands uWS: its cork buffer (16 KiB) less the chunk's framing. uWS
+ * v20.30 drops the bytes of a larger corked write while the socket still holds earlier ones: it flushes the cork
+ * buffer first and, when that flush is buffered too, returns without writing or buffering the new bytes
+ * (AsyncSocket::uncork), so the chunk's size goes out without its data and the framing breaks (found by
+ * CONTEXT-OKF-STREAM with a reader that pauses). A write that fits the cork buffer never takes that path.
+ */
+const corkedWriteBytesMax = 16 * 1024 - 64;
 /** Refuses bytes that are not UTF-8 (rather than replacing them), and keeps a byte order mark as sent. */
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -245,8 +287,14 @@ export class Exchange implements BodyRead {
       this.answerAfterBody(reply, bodyBytesLeft);
       return;
     }
-    // A body that stopped arriving will not be read to its end: close.
-    this.send(reply.status, reply.headers, reply.contentType, reply.body, r.kind === 'body_timeout');
+    // A body that stopped arriving will not be read to its end, and one of unknown length cannot be: close.
+    this.send(
+      reply.status,
+      reply.headers,
+      reply.contentType,
+      reply.body,
+      r.kind === 'body_timeout' || r.kind === 'conflicting_length',
+    );
   }
 
   /**
@@ -284,7 +332,7 @@ export class Exchange implements BodyRead {
     body: string | Uint8Array | null,
     closeConnection = false,
   ): void {
-    if (this.closed) return;
+    if (this.closed || !this.headersSafe(headers, contentType)) return;
     this.finish();
     const res = this.res;
     res.cork(() => {
@@ -307,8 +355,8 @@ export class Exchange implements BodyRead {
    * lasts as long as its client wants. A download that ends by itself (`holdSlot`) keeps it until it ends, so a
    * graceful stop waits for it like for any other answer.
    */
-  startStream(status: number, headers: Record<string, string> | null, first: string, holdSlot = false): void {
-    if (this.closed) return;
+  startStream(status: number, headers: ResponseHeaders | null, first: string, holdSlot = false): void {
+    if (this.closed || !this.headersSafe(headers, null)) return;
     if (!holdSlot) this.releaseSlot();
     this.res.cork(() => {
       this.writeHead(status, headers, null);
@@ -316,9 +364,22 @@ export class Exchange implements BodyRead {
     });
   }
 
-  /** One chunk of a started stream; false when uWS buffers it (wait for `drained` before the next). */
+  /**
+   * One chunk of a started stream, in slices that each fit uWS's cork buffer; false when uWS buffers some of it
+   * (wait for `drained` before the next).
+   */
   write(chunk: string | Uint8Array): boolean {
     if (this.closed) return true;
+    const bytes = typeof chunk === 'string' && chunk.length * 3 > corkedWriteBytesMax ? Buffer.from(chunk) : chunk;
+    if (typeof bytes === 'string' || bytes.byteLength <= corkedWriteBytesMax) return this.writeCorked(bytes);
+    let written = true;
+    for (let at = 0; at < bytes.byteLength; at += corkedWriteBytesMax) {
+      written = this.writeCorked(bytes.subarray(at, at + corkedWriteBytesMax)) && written;
+    }
+    return written;
+  }
+
+  private writeCorked(chunk: string | Uint8Array): boolean {
     let written = true;
     this.res.cork(() => {
       written = this.res.write(chunk);
@@ -327,16 +388,16 @@ export class Exchange implements BodyRead {
   }
 
   /**
-   * Write a large chunk of a started stream at the pace the client reads it: slices of `streamSliceBytes`, and after
+   * Write a large chunk of a started stream at the pace the client reads it: slices of `corkedWriteBytesMax`, and after
    * a slice uWS could not send at once, the next waits until the socket is writable. Resolves true once all of it is
    * handed over, false if the client went away. Why slices: uWS copies whatever a write cannot send into its own
    * buffer, and with a writable handler set it sends that buffer only at the next write; a whole chunk written under
    * backpressure would sit there in full (with the next on top), a slice is all it ever holds.
    */
   async writePaced(chunk: Uint8Array): Promise<boolean> {
-    for (let at = 0; at < chunk.byteLength; at += streamSliceBytes) {
+    for (let at = 0; at < chunk.byteLength; at += corkedWriteBytesMax) {
       if (this.closed) return false;
-      if (!this.write(chunk.subarray(at, at + streamSliceBytes))) await this.drained();
+      if (!this.write(chunk.subarray(at, at + corkedWriteBytesMax))) await this.drained();
     }
     return !this.closed;
   }
@@ -373,7 +434,25 @@ export class Exchange implements BodyRead {
     });
   }
 
+  /**
+   * False after answering a plain 500 in place of a response whose headers could not be written safely: the
+   * response is refused whole, never written with the header dropped or cleaned (its meaning would change).
+   */
+  private headersSafe(headers: ResponseHeaders | null, contentType: string | null): boolean {
+    try {
+      assertSafeHeaders(headers, contentType);
+      return true;
+    } catch (err) {
+      if (!(err instanceof UnsafeResponseHeader)) throw err;
+      this.ctx.unsafeHeader(err);
+      this.send(500, { 'cache-control': 'no-store' }, 'text/plain; charset=utf-8', 'internal error');
+      return false;
+    }
+  }
+
   private writeHead(status: number, headers: ResponseHeaders | null, contentType: string | null): void {
+    // The last line of defence: every caller checked already (headersSafe), so this never throws in practice.
+    assertSafeHeaders(headers, contentType);
     const res = this.res;
     res.writeStatus(statusLine(status));
     if (contentType !== null) res.writeHeader('content-type', contentType);

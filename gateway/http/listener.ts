@@ -11,7 +11,13 @@
 import uWS, { type HttpRequest } from 'uWebSockets.js';
 import type { Admission } from './admission.ts';
 import { BodyDeadlines } from './body-deadlines.ts';
-import { Exchange, type ListenerContext, type Reply, type TransportRefusal } from './exchange.ts';
+import {
+  Exchange,
+  type ListenerContext,
+  type Reply,
+  type TransportRefusal,
+  type UnsafeResponseHeader,
+} from './exchange.ts';
 
 if (typeof uWS.SSLApp !== 'function') {
   // The package falls back to a slow pure-JS server with other routing when its native binary fails to load.
@@ -29,6 +35,8 @@ export interface ListenerOptions {
   admission: Admission;
   /** The layer's refusals in this face's error shape. */
   refusal: (r: TransportRefusal) => Reply;
+  /** Told about a response refused for an unsafe header (a bug: log it). */
+  unsafeHeader: (err: UnsafeResponseHeader) => void;
   /** Called synchronously for every request uWS hands over; must answer or `admit` before it returns. */
   serve: (x: Exchange, req: HttpRequest) => void;
 }
@@ -46,9 +54,14 @@ export class HttpListener {
       admission: o.admission,
       deadlines: new BodyDeadlines(o.bodyReadTimeoutMs),
       refusal: o.refusal,
+      unsafeHeader: o.unsafeHeader,
     };
     const { serve } = o;
-    this.app.any('/*', (res, req) => serve(new Exchange(res, req, this.ctx), req));
+    this.app.any('/*', (res, req) => {
+      const x = new Exchange(res, req, this.ctx);
+      if (conflictingContentLength(req)) x.refuse({ kind: 'conflicting_length' });
+      else serve(x, req);
+    });
   }
 
   async listen(): Promise<number> {
@@ -76,4 +89,19 @@ export class HttpListener {
     this.ctx.deadlines.close();
     (this.app as unknown as { close(): void }).close();
   }
+}
+
+/**
+ * Whether a request carries Content-Length more than once with different values. uWS frames the body by the first
+ * and hands the rest over as given; a proxy in front that took another would see another request boundary (request
+ * smuggling), so RFC 9112 6.3 says to refuse. Only requests with a length pay for the walk over their headers.
+ */
+function conflictingContentLength(req: HttpRequest): boolean {
+  const first = req.getHeader('content-length');
+  if (first === '') return false;
+  let conflict = false;
+  req.forEach((name, value) => {
+    if (name === 'content-length' && value.trim() !== first.trim()) conflict = true;
+  });
+  return conflict;
 }

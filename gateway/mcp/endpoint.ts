@@ -25,7 +25,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Logger } from 'pino';
+import Type from 'typebox';
+import { Value } from 'typebox/value';
 import type { HttpRequest } from 'uWebSockets.js';
+import { X402McpTool, x402ToolDefinition, x402ToolName } from '../x402/mcp-tool.ts';
 import {
   type Caller,
   type Config,
@@ -39,7 +42,8 @@ import { type Deprecation, deprecationsOf } from '../deprecation.ts';
 import type { Exchange } from '../http/exchange.ts';
 import { writeResponse } from '../http/web-response.ts';
 import { bearerToken, type CallResult, type Pipeline } from '../pipeline.ts';
-import { countRequest, inSpan, SpanKind } from '../../contracts/index.ts';
+import { countRequest, inSpan, SpanKind } from '../telemetry.ts';
+
 import { checkPost, type JsonRpcRefusal, PostExchange } from './exchange.ts';
 import {
   eventsOperation,
@@ -107,6 +111,7 @@ export class McpEndpoint {
   private readonly tools: McpTool[];
   private readonly toolDefinitions: McpTool['definition'][];
   private readonly toolsByName: Map<string, McpTool>;
+  private readonly x402: X402McpTool | null;
   /** Deprecated operations by id, with their _meta values computed once (docs/deprecation.md). */
   private readonly deprecations: Map<string, Deprecation>;
   /** Scopes that open at least one tool: a token with none of them can do nothing here. */
@@ -125,6 +130,9 @@ export class McpEndpoint {
   constructor(private readonly d: McpEndpointDeps) {
     this.tools = toolsFromTable(d.ops);
     this.toolDefinitions = this.tools.map((t) => t.definition);
+    // The x402 rail's tool, only where the operator configured the rail (docs/x402.md).
+    this.x402 = d.config.x402FacilitatorUrl === '' ? null : new X402McpTool({ config: d.config, bus: d.bus });
+    if (this.x402) this.toolDefinitions.push(x402ToolDefinition);
     this.toolsByName = new Map(this.tools.map((t) => [t.definition.name, t]));
     this.deprecations = deprecationsOf(d.ops, d.config.baseUrl);
     this.toolScopes = [...new Set(this.tools.map((t) => t.op.scope!))];
@@ -206,6 +214,8 @@ export class McpEndpoint {
     caller: Caller,
     ctx: RequestContext,
   ): Promise<void> {
+    // Any depth parses (JSON.parse does not recurse); a tool's arguments are bounded by the pipeline, without
+    // recursion, before anything walks or sends them (contracts/text.ts), and answered as a tool result.
     let body: unknown;
     try {
       body = JSON.parse(raw);
@@ -489,6 +499,9 @@ export class McpEndpoint {
 
   /** tools/call: the tool's operation through the same pipeline as its REST twin. */
   private async callTool(params: CallToolRequest['params'], ctx: RequestContext): Promise<CallToolResult> {
+    if (this.x402 && params.name === x402ToolName) {
+      return this.x402.call(params.arguments ?? {}, params._meta, ctx.requestId);
+    }
     const tool = this.toolsByName.get(params.name);
     // An unknown (or not yet built) tool is a protocol error, as the MCP tools specification lists it.
     if (!tool) throw new McpError(JsonRpcErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
@@ -588,9 +601,10 @@ function readHead(req: HttpRequest, baseUrl: string): McpRequestHead {
 
 /** The protocolVersion of a successful initialize result, or null (a JSON-RPC error). */
 function negotiatedVersion(answer: JSONRPCMessage): string | null {
-  const version = (answer as { result?: { protocolVersion?: unknown } }).result?.protocolVersion;
-  return typeof version === 'string' ? version : null;
+  return Value.Check(InitializeAnswer, answer) ? answer.result.protocolVersion : null;
 }
+
+const InitializeAnswer = Type.Object({ result: Type.Object({ protocolVersion: Type.String() }) });
 
 /** A client-supplied value quoted in a message, cut short so a huge header cannot bloat the answer. */
 function shown(value: string): string {

@@ -2,6 +2,8 @@
 // row's path parameters, query parameters and body properties in one object (the same TypeBox schemas the REST
 // pipeline validates with), plus `idempotency_key` on mutating rows. Results carry the REST body as
 // structuredContent and as JSON text; refusals carry the typed error object the same way, with isError set.
+import type { Static } from 'typebox';
+import { Value } from 'typebox/value';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { mcpIdempotencyKeyArgument, type Operation, schemas } from '../../contracts/index.ts';
 import type { Deprecation } from '../deprecation.ts';
@@ -102,6 +104,14 @@ export interface SplitArguments {
 }
 
 /**
+ * An own data property whatever the name: `__proto__` among the arguments must stay an argument (which validation
+ * then refuses as unknown), not become the object's prototype.
+ */
+function setOwn(target: Record<string, unknown>, name: string, value: unknown): void {
+  Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/**
  * Route each argument to the part of the request its name belongs to. Names the operation does not know go to the
  * body (or the query when there is no body), where validation refuses them exactly as REST refuses them.
  */
@@ -117,8 +127,8 @@ export function splitArguments(op: Operation, args: Record<string, unknown>): Sp
       // A key that is not a string is treated as missing: the pipeline refuses it with validation_failed.
       idempotencyKey = typeof value === 'string' && value !== '' ? value : undefined;
     } else if (paramNames.has(name)) params[name] = value;
-    else if (queryNames.has(name) || !op.body) query[name] = value;
-    else body[name] = value;
+    else if (queryNames.has(name) || !op.body) setOwn(query, name, value);
+    else setOwn(body, name, value);
   }
   return {
     // The pipeline checks the params against their schema, so a non-string value is refused there, not trusted.
@@ -163,8 +173,14 @@ export function toolResult(r: CallResult, op: Operation, deprecation?: Deprecati
       reset_s: Number(r.headers['x-ratelimit-reset']),
     };
   }
-  if (op.toolResource && !r.error) return deliveryResult(r.body as DeliveredContent, meta);
-  const payload = (r.error ?? r.body) as Record<string, unknown>;
+  const body: unknown = r.body;
+  if (op.toolResource && !r.error) {
+    if (!Value.Check(schemas.OrderContent, body)) throw new Error(`${op.id} answered a delivery its schema refuses`);
+    return deliveryResult(body, meta);
+  }
+  const payload = r.error ?? body;
+  // Every operation answers a JSON object (or the typed error), as MCP's structuredContent must be.
+  if (!isObject(payload)) throw new Error(`${op.id} answered something other than a JSON object`);
   return {
     content: [{ type: 'text', text: JSON.stringify(payload) }],
     structuredContent: payload,
@@ -173,23 +189,13 @@ export function toolResult(r: CallResult, op: Operation, deprecation?: Deprecati
   };
 }
 
-/** The fields of a delivery (schemas.OrderContent) the resource block is made of. */
-interface DeliveredContent {
-  media_type: string;
-  download_url: string;
-  content_hash: string;
-  delivered_digest: string;
-  report_digest: string | null;
-  content?: string;
-  content_base64?: string;
-  [field: string]: unknown;
-}
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Markdown as a text resource, a PDF as a blob resource, each with the hashes that tie it to the signed report;
  * structuredContent is the delivery without the bytes (its schema makes them optional), so they travel once.
  */
-function deliveryResult(d: DeliveredContent, meta: Record<string, unknown>): CallToolResult {
+function deliveryResult(d: Static<typeof schemas.OrderContent>, meta: Record<string, unknown>): CallToolResult {
   const { content, content_base64, ...described } = d;
   const contents = {
     uri: d.download_url,

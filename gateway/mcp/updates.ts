@@ -8,6 +8,8 @@
 // most once per `updateEveryMsMin`.
 import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
+import Type from 'typebox';
+import { Value } from 'typebox/value';
 import { eventsNoticePrincipals, type Names } from '../../contracts/index.ts';
 
 /** A session's subscriptions as of one revision of its record. */
@@ -210,13 +212,12 @@ function watchKey(principalId: string, sessionId: string): string {
   return `${principalId}.${sessionId}`;
 }
 
+/** A session's subscriptions as its KV record holds them. */
+const StoredState = Type.Object({
+  revision: Type.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }),
+  subscriptions: Type.Array(Type.String()),
+});
+
 function isState(v: unknown): v is SubscriptionState {
-  const s = v as SubscriptionState;
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    Number.isSafeInteger(s.revision) &&
-    Array.isArray(s.subscriptions) &&
-    s.subscriptions.every((u) => typeof u === 'string')
-  );
+  return Value.Check(StoredState, v);
 }

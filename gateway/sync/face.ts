@@ -23,11 +23,13 @@ import {
   syncRevisionsPageMax,
   SyncSnapshotBody,
 } from '../../contracts/index.ts';
-import type { Exchange, Reply, TransportRefusal } from '../http/exchange.ts';
+import Type from 'typebox';
+import { type Payload, paramsOf, type RouteRow } from '../door/route.ts';
+import type { Exchange, Reply } from '../http/exchange.ts';
 import { bearerToken, requestHash } from '../pipeline.ts';
 import type { RateTaker } from '../rate-limiter.ts';
-import { type SyncRouteName, syncRouteMethods, syncRouteQuery } from './routes.ts';
-import type { TokenVerifier } from '../tokens.ts';
+import { type SyncRoute, type SyncRouteName, syncRoutePath, syncRouteQuery, syncRoutes } from './routes.ts';
+import type { Authenticator } from '../authenticator.ts';
 import { parseJson, schemaProblem } from '../http/json-body.ts';
 
 interface Answer {
@@ -51,13 +53,12 @@ const keyPattern = /^[\x20-\x7e]{1,200}$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 type RouteName = SyncRouteName;
-const routeMethods = syncRouteMethods;
 const routeQuery = syncRouteQuery;
 
 export interface SyncFaceDeps {
   config: Config;
   log: Logger;
-  verifier: TokenVerifier;
+  auth: Authenticator;
   /** Null on a gateway without the sync store (a test's gateway alone): every route answers 503. */
   port: SyncPort | null;
   /** The shared limiter (class `sync`, per principal): every authenticated request spends one token. */
@@ -67,34 +68,41 @@ export interface SyncFaceDeps {
 export class SyncFace {
   /** The X-RateLimit-* headers of an admitted request, added to whatever it answers. */
   private readonly rateHeaders = new WeakMap<Exchange, Record<string, string>>();
-
   constructor(private readonly d: SyncFaceDeps) {}
 
-  /** Serve one request under /api/sync/. Everything needed from uWS is read before the first await. */
-  handle(x: Exchange, req: HttpRequest, path: string): void {
-    x.refusalWords = syncTransportRefusal;
-    const rest = path.slice(syncPathPrefix.length);
-    const name: RouteName | null = rest.startsWith('blobs/')
-      ? 'blob'
-      : rest === 'manifest' || rest === 'revisions' || rest === 'snapshots' || rest === 'forget'
-        ? rest
-        : null;
+  /** The routes under {web_url}/api/sync/, as rows of the gateway's router. */
+  rows(): RouteRow[] {
+    return syncRoutes.map((route) => ({
+      method: route.method,
+      path: syncRoutePath(route),
+      face: 'sync',
+      dialect: 'sync',
+      auth: ['oauth_token'],
+      scope: 'sync',
+      rate: { class: 'sync', per: 'principal' },
+      schemas: {
+        params: paramsOf(route.path),
+        query: Type.Object(
+          Object.fromEntries(route.query.map((q) => [q.name, q.required ? q.schema : Type.Optional(q.schema)])),
+          { additionalProperties: false },
+        ),
+        body: route.body ?? null,
+        responses: Object.fromEntries(
+          Object.entries(route.answers).map(([status, a]): [string, Payload] => [status, a.schema]),
+        ),
+      },
+      dispatch: { kind: 'local', serve: (x, req, m) => this.handle(x, req, route, m.params) },
+    }));
+  }
+
+  /** Serve one request of a route under /api/sync/. Everything needed from uWS is read before the first await. */
+  handle(x: Exchange, req: HttpRequest, route: SyncRoute, params: Record<string, string>): void {
     const method = x.method === 'HEAD' ? 'GET' : x.method;
-    if (name === null) {
-      this.send(x, fail('not_found', `no route ${method} ${path}`));
-      return;
-    }
-    const allowed = routeMethods[name].split(', ');
-    if (!allowed.includes(x.method)) {
-      const a = fail('not_found', `${x.method} is not served on ${path}; it accepts ${routeMethods[name]}`);
-      a.headers.allow = routeMethods[name];
-      this.send(x, a);
-      return;
-    }
+    const name = route.name;
     const r = {
       name,
       method,
-      digest: name === 'blob' ? decodedSegment(rest.slice('blobs/'.length)) : '',
+      digest: params.digest ?? '',
       query: new URLSearchParams(req.getQuery() ?? ''),
       token: bearerToken(req.getHeader('authorization')),
       authorization: req.getHeader('authorization'),
@@ -182,18 +190,18 @@ export class SyncFace {
           : 'send Authorization: Bearer <access token>',
       );
     }
-    let caller: Caller | null;
-    try {
-      caller = await this.d.verifier.verify(r.token, 'api');
-    } catch {
-      return fail('unavailable', 'tokens cannot be checked for a moment; retry');
+    const auth = await this.d.auth.token(r.token);
+    if (!auth.ok) {
+      return auth.failure.kind === 'unavailable'
+        ? fail('unavailable', 'tokens cannot be checked for a moment; retry')
+        : fail('unauthorized', 'the access token is not valid, or it expired or was revoked');
     }
-    if (!caller) return fail('unauthorized', 'the access token is not valid, or it expired or was revoked');
+    const caller = auth.who.caller;
     if (caller.sandbox)
       return fail('unauthorized', 'device sync needs an account: an OAuth access token, not a sandbox token');
     if (!caller.scopes.includes('sync')) return fail('forbidden', 'this token needs the scope sync');
     // After authentication and scope, before validation (the agent routes' order): a malformed request spends too.
-    const verdict = await this.d.limiter.take(rateCaller(caller.principalId), 'sync');
+    const verdict = await this.d.limiter.take(caller, 'sync', 'principal');
     this.rateHeaders.set(x, verdict.headers);
     if (!verdict.ok) {
       const a = fail(
@@ -274,8 +282,10 @@ export class SyncFace {
   }
 
   /**
-   * PUT a blob: the body streams into a temporary file while it is hashed; it is kept under its digest only when
-   * the hashes match and the owner's quota has room. A blob the owner holds already is read and thrown away.
+   * PUT a blob: its size is reserved in the owner's quota before a byte is stored (or the upload is refused), the
+   * body streams into a temporary file while it is hashed, and it is kept under its digest only when the hashes
+   * match; a failed or dropped upload gives its reservation back. A blob the owner holds already is read and thrown
+   * away.
    */
   private upload(
     x: Exchange,
@@ -300,14 +310,16 @@ export class SyncFace {
       return;
     }
     // What to do with the bytes, decided once the caller is known: refuse, throw away, or store.
-    const plan: Promise<{ answer: Answer } | { who: Caller; upload: SyncBlobUpload | null }> = ready.then(
-      async (who) => {
-        if ('status' in who) return { answer: who };
-        const begun = await port.blobBegin(who.principalId, digest, size);
-        if ('refused' in begun) return { answer: fromRefusal(begun) };
-        return { who, upload: begun.ok.held ? null : await port.blobUpload() };
-      },
-    );
+    const plan: Promise<
+      { answer: Answer } | { who: Caller; upload: { sink: SyncBlobUpload; reservation: string } | null }
+    > = ready.then(async (who) => {
+      if ('status' in who) return { answer: who };
+      const begun = await port.blobBegin(who.principalId, digest, size);
+      if ('refused' in begun) return { answer: fromRefusal(begun) };
+      if (begun.ok.held) return { who, upload: null };
+      const reservation = begun.ok.reservation;
+      return { who, upload: { sink: await port.blobUpload(reservation), reservation } };
+    });
     const refuseEarly = plan.then((p) => {
       // The rest of the body is read and thrown away, then the answer, and the connection closes.
       if ('answer' in p) x.refuseStreamed(this.reply(x, p.answer));
@@ -321,7 +333,12 @@ export class SyncFace {
       }
       if ('answer' in p) return;
       if (!ok) {
-        await p.upload?.discard();
+        // A dropped upload gives its reservation back; a failure to do so is the sweep's to mend.
+        await p.upload?.sink
+          .discard()
+          .catch((e: unknown) =>
+            this.d.log.warn({ err: e, requestId: x.requestId }, 'discarding a sync upload failed'),
+          );
         if (err !== undefined) {
           this.d.log.error({ err, requestId: x.requestId }, 'storing a sync blob failed');
           this.send(x, fail('unavailable', 'the blob could not be stored; retry'), true);
@@ -331,7 +348,7 @@ export class SyncFace {
       try {
         this.send(x, await this.stored(port, p.who.principalId, digest, size, p.upload));
       } catch (e) {
-        await p.upload?.discard().catch(() => {});
+        await p.upload?.sink.discard().catch(() => {});
         this.d.log.error({ err: e, requestId: x.requestId }, 'storing a sync blob failed');
         this.send(x, fail('unavailable', 'the blob could not be stored; retry'));
       }
@@ -348,7 +365,7 @@ export class SyncFace {
         const p = await refuseEarly;
         if ('answer' in p) throw new RefusedEarly();
         received += chunk.byteLength;
-        if (p.upload) await p.upload.write(chunk);
+        if (p.upload) await p.upload.sink.write(chunk);
       },
       (ok, err) => {
         if (ok && received !== size) {
@@ -365,12 +382,12 @@ export class SyncFace {
     principalId: string,
     digest: string,
     size: number,
-    upload: SyncBlobUpload | null,
+    upload: { sink: SyncBlobUpload; reservation: string } | null,
   ): Promise<Answer> {
     if (upload === null) return { status: 200, body: { digest, size, stored: false }, headers: {} };
-    const actual = await upload.finish();
+    const actual = await upload.sink.finish();
     if (actual !== digest) {
-      await upload.discard();
+      await upload.sink.discard();
       return fail(
         'digest_mismatch',
         `the body hashes to ${actual}, not to the digest in the path; nothing was stored`,
@@ -379,8 +396,8 @@ export class SyncFace {
         },
       );
     }
-    await upload.keep(digest);
-    const recorded = await port.blobRecord(principalId, digest, size);
+    await upload.sink.keep(digest);
+    const recorded = await port.blobRecord(principalId, digest, size, upload.reservation);
     if ('refused' in recorded) return fromRefusal(recorded);
     return {
       status: 201,
@@ -483,37 +500,3 @@ export class SyncFace {
 }
 
 class RefusedEarly extends Error {}
-
-/** Sync spends from the principal's bucket alone (agentId `*`, as the context-file API): it has no agents. */
-const rateCaller = (principalId: string): Caller => ({ principalId, agentId: '*', scopes: [], sandbox: false });
-
-/**
- * A path segment percent-decoded; a malformed escape stays as sent (it cannot match the digest pattern, so the
- * request gets invalid_request). decodeURIComponent throws on one, and a throw here would abort the process: uWS
- * ends it when a handler returns without answering.
- */
-function decodedSegment(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-}
-
-/** The I/O layer's refusals in the sync routes' words. */
-export function syncTransportRefusal(r: TransportRefusal): Reply {
-  const [code, message, extra]: [SyncErrorCode, string, Record<string, unknown>] =
-    r.kind === 'at_capacity'
-      ? ['unavailable', 'this gateway is at capacity or shutting down; retry', {}]
-      : r.kind === 'body_too_large'
-        ? ['body_too_large', `the request body is larger than ${r.bytesMax} bytes`, { bytes_max: r.bytesMax }]
-        : r.kind === 'body_timeout'
-          ? ['invalid_request', `the request body stopped arriving for ${r.timeoutMs} ms`, {}]
-          : ['invalid_request', 'the request body is not UTF-8 text', {}];
-  return {
-    status: syncErrors[code].status,
-    headers: r.kind === 'at_capacity' ? { 'retry-after': '1' } : {},
-    contentType: 'application/json',
-    body: JSON.stringify({ error: code, message, ...extra }),
-  };
-}

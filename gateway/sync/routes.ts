@@ -1,5 +1,6 @@
 // Device sync's routes (docs/sync.md): one table that drives the face's routing (methods and query parameters) and
-// the routes' entries in the web OpenAPI document (openapi.ts), as the context-file API's table does for its own.
+// the routes' entries in the web OpenAPI document (gateway/openapi/sync.ts), as the context-file API's table does for
+// its own.
 import type { TSchema } from 'typebox';
 import Type from 'typebox';
 import {
@@ -67,6 +68,15 @@ const Committed = Type.Object({ revision: Revision, created: Type.Boolean(), cha
 export const syncRoutes: SyncRoute[] = [
   {
     name: 'blob',
+    method: 'GET',
+    path: 'blobs/{digest}',
+    summary: 'Download a blob the caller holds (streamed, with ETag, Content-Digest and X-Blob-Size).',
+    query: [],
+    answers: { 200: { description: 'The bytes.', schema: 'bytes' } },
+    errors: [],
+  },
+  {
+    name: 'blob',
     method: 'PUT',
     path: 'blobs/{digest}',
     summary: 'Upload a blob: the body is hashed while it is stored and kept only if it hashes to the digest.',
@@ -85,15 +95,6 @@ export const syncRoutes: SyncRoute[] = [
       200: { description: 'The caller holds it already: the body was read and thrown away.', schema: Stored },
     },
     errors: ['blob_too_large', 'digest_mismatch', 'quota_exceeded'],
-  },
-  {
-    name: 'blob',
-    method: 'GET',
-    path: 'blobs/{digest}',
-    summary: 'Download a blob the caller holds (streamed, with ETag, Content-Digest and X-Blob-Size).',
-    query: [],
-    answers: { 200: { description: 'The bytes.', schema: 'bytes' } },
-    errors: [],
   },
   {
     name: 'manifest',
@@ -183,23 +184,14 @@ export const syncRoutes: SyncRoute[] = [
   },
 ];
 
-const methodOrder = ['GET', 'HEAD', 'PUT', 'POST'];
-
-/** The methods each route name accepts (for routing and the Allow header of a 404). */
-export const syncRouteMethods: Record<SyncRouteName, string> = Object.fromEntries(
-  (['blob', 'manifest', 'revisions', 'snapshots', 'forget'] as const).map((name) => [
-    name,
-    syncRoutes
-      .filter((r) => r.name === name)
-      .flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method]))
-      .sort((a, b) => methodOrder.indexOf(a) - methodOrder.indexOf(b))
-      .join(', '),
-  ]),
-) as Record<SyncRouteName, string>;
-
 /** The query parameters each route name accepts; others are 400. */
-export const syncRouteQuery: Record<SyncRouteName, string[]> = Object.fromEntries(
-  syncRoutes.map((r) => [r.name, r.query.map((q) => q.name)]),
-) as Record<SyncRouteName, string[]>;
+export const syncRouteQuery: Record<SyncRouteName, string[]> = {
+  blob: [],
+  manifest: [],
+  revisions: [],
+  snapshots: [],
+  forget: [],
+};
+for (const r of syncRoutes) syncRouteQuery[r.name] = r.query.map((q) => q.name);
 
 export const syncRoutePath = (r: SyncRoute) => `${syncPathPrefix}${r.path}`;

@@ -4,129 +4,84 @@
 // service, reached over NATS like every other service.
 import type { HttpRequest } from 'uWebSockets.js';
 import type { Logger } from 'pino';
-import type { BusReply, Config, Names, OAuthBody, OAuthMessage, OAuthReply } from '../../contracts/index.ts';
+import type { Config } from '../../contracts/index.ts';
+import type { Authenticator } from '../authenticator.ts';
 import type { GatewayBus } from '../bus.ts';
-import { type Exchange, type Reply, type TransportRefusal, transportRefusalMessage } from '../http/exchange.ts';
+import Type from 'typebox';
+import { AnyQuery, type Dialect, type Payload, paramsOf, type RouteRow } from '../door/route.ts';
+import type { Exchange } from '../http/exchange.ts';
 import type { Pipeline } from '../pipeline.ts';
-import { compileRouter } from '../router.ts';
-import { type WebResponse, parseCookies, type WebRequest } from './http.ts';
+import { page, type WebResponse, parseCookies, type WebRequest } from './http.ts';
+import { messagePage } from './pages.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { moneyRoutes } from './money-routes.ts';
 import { pageRoutes } from './page-routes.ts';
+import { landingRoutes } from './landing.ts';
+import { testModeRoutes } from './test-mode-routes.ts';
+import { webhookRoutes } from './webhook-routes.ts';
+import type { WebContext, WebRoute, WebRouteDoc } from './route.ts';
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-export interface WebContext {
-  config: Config;
-  log: Logger;
-  pipeline: Pipeline;
-  /** One message to the oauth service; a refusal comes back as the BusReply it is. */
-  oauth<M extends OAuthMessage>(
-    message: M,
-    body: OAuthBody<M>,
-    requestId: string,
-  ): Promise<{ ok: true; body: OAuthReply<M> } | { ok: false; reply: Extract<BusReply, { ok: false }> }>;
-  /**
-   * One internal operation on the signed-in person's own principal actor, as the principal itself (the way the
-   * context-file API asks it): the account page's webhooks.
-   */
-  principal(op: string, principalId: string, body: unknown, requestId: string): Promise<BusReply>;
-  /** One message to the payments service (the processor's hosted pages, its webhook events). */
-  payments(op: string, body: unknown, requestId: string): Promise<BusReply>;
-  /** One page of a section of the person's account export; null when it could not be read. */
-  exportPage(
-    principalId: string,
-    section: string,
-    after: string | null,
-    requestId: string,
-  ): Promise<{ items: unknown[]; next: string | null } | null>;
-}
-
-export interface WebRoute {
-  method: 'GET' | 'POST';
-  path: string;
-  /** How the body is read: not at all, as text (a form or JSON). */
-  body: 'none' | 'text';
-  /** How /openapi.json describes the route; pages people use in a browser have none. */
-  doc?: WebRouteDoc;
-  handle(ctx: WebContext, req: WebRequest): Promise<WebResponse>;
-}
-
-/** A protocol endpoint in the OpenAPI document: its request and its answers, as the RFC it follows words them. */
-export interface WebRouteDoc {
-  summary: string;
-  /** The RFC (and section) the endpoint follows. */
-  rfc: string;
-  /** The request body: its media type and JSON Schema (a form's fields are its properties). */
-  request?: { media: 'application/x-www-form-urlencoded' | 'application/json'; schema: Record<string, unknown> };
-  /** `initialAccessToken`: registration's `Authorization: Bearer asyi_...`; public otherwise. */
-  security?: 'initialAccessToken';
-  responses: Record<number, { description: string; media?: string }>;
-}
 
 export class WebFace {
   /** Every route this face serves, in the order they were declared (the OpenAPI document lists the documented ones). */
   readonly routes: readonly WebRoute[];
-  private readonly match: ReturnType<typeof compileRouter<WebRoute>>;
   private readonly ctx: WebContext;
 
-  constructor(o: { config: Config; log: Logger; bus: GatewayBus; names: Names; pipeline: Pipeline }) {
+  constructor(o: { config: Config; log: Logger; bus: GatewayBus; pipeline: Pipeline; auth: Authenticator }) {
     this.routes = webRoutes(o.config);
-    this.match = compileRouter([...this.routes]);
-    const subject = o.names.serviceSubject('oauth');
-    const ledger = o.names.serviceSubject('ledger');
-    const payments = o.names.serviceSubject('payments');
-    const system = (op: string, body: unknown, requestId: string) => ({
-      op,
-      requestId,
-      caller: null,
-      params: {},
-      query: {},
-      body,
-    });
     this.ctx = {
-      payments: (op, body, requestId) => o.bus.request(payments, system(op, body, requestId)),
-      async exportPage(principalId, section, after, requestId) {
-        // A page of context files can pass NATS's max_payload: it comes in parts.
-        const { reply } = await o.bus.requestWire(
-          ledger,
-          system('account.export_page', { principalId, section, after }, requestId),
-          true,
-        );
-        if (!reply.ok || !(reply.body instanceof Uint8Array)) return null;
-        return JSON.parse(decoder.decode(reply.body));
-      },
       config: o.config,
       log: o.log,
       pipeline: o.pipeline,
-      async oauth(message, body, requestId) {
-        const reply = await o.bus.request(subject, {
-          op: `oauth.${message}`,
-          requestId,
-          caller: null,
-          params: {},
-          query: {},
-          body,
-        });
-        return reply.ok ? { ok: true, body: reply.body as never } : { ok: false, reply };
-      },
-      principal(op, principalId, body, requestId) {
-        return o.bus.request(o.names.actorSubject('principal', principalId), {
-          op,
-          requestId,
-          caller: { principalId, agentId: principalId, scopes: [], sandbox: false },
-          params: {},
-          query: {},
-          body,
-        });
-      },
+      ask: (op, body, opts) => o.bus.ask(op, body, opts),
+      auth: o.auth,
     };
   }
 
-  /** Whether this face serves the path (with some method): the agent API's 404 answers everything else. */
-  serves(method: string, path: string): ReturnType<WebFace['match']> {
-    return this.match(method, path);
+  /**
+   * This face's routes as rows of the gateway's one router. `refuseProblem` answers a path parameter that is not
+   * percent-encoded UTF-8; `clientAddress` reads the caller's address (behind the configured proxies).
+   */
+  rows(o: {
+    refuseProblem: (x: Exchange, problem: string) => void;
+    clientAddress: (x: Exchange, req: HttpRequest) => string;
+  }): RouteRow[] {
+    return this.routes.map((route) => ({
+      method: route.method,
+      path: route.path,
+      face: 'web',
+      dialect: webDialect(route),
+      auth:
+        route.auth ??
+        (route.doc?.security === 'initialAccessToken'
+          ? ['initial_access_token']
+          : route.doc
+            ? ['none']
+            : ['session', 'none']),
+      scope: null,
+      rate: null,
+      schemas: {
+        params: paramsOf(route.path),
+        query: AnyQuery,
+        body:
+          route.body === 'none'
+            ? null
+            : route.doc?.request
+              ? route.doc.request.media === 'application/json'
+                ? Type.Unsafe(route.doc.request.schema)
+                : 'form'
+              : 'form',
+        responses: route.doc ? documentedAnswers(route.doc) : { 200: 'html', 303: 'redirect' },
+      },
+      dispatch: {
+        kind: 'local',
+        serve: (x, req, m) => {
+          if (m.problem) o.refuseProblem(x, m.problem);
+          else this.handle(x, req, route, m.params, o.clientAddress(x, req));
+        },
+      },
+    }));
   }
 
   /**
@@ -158,8 +113,6 @@ export class WebFace {
       body: null,
       requestId: x.requestId,
     };
-    // The protocol endpoints' documents promise RFC 6749 error bodies, for a body the layer refused too.
-    if (route.doc) x.refusalWords = oauthTransportRefusal;
     if (!x.admit()) return;
     if (route.body === 'none') {
       void this.run(x, route, request);
@@ -178,12 +131,7 @@ export class WebFace {
       r = await route.handle(this.ctx, req);
     } catch (err) {
       this.ctx.log.error({ err, requestId: req.requestId, path: req.path }, 'web request failed');
-      r = {
-        status: 503,
-        headers: { 'retry-after': '1', 'cache-control': 'no-store' },
-        contentType: 'text/plain; charset=utf-8',
-        body: 'The service could not complete the request. Try again in a moment.',
-      };
+      r = unavailablePage(this.ctx.config.webUrl);
     }
     if (r.stream) return this.stream(x, r, r.stream);
     x.send(r.status, r.headers, r.contentType, r.body);
@@ -191,12 +139,7 @@ export class WebFace {
 
   /** A streamed answer (the account export): chunks at the pace the client reads; cut short on a failure. */
   private async stream(x: Exchange, r: WebResponse, body: NonNullable<WebResponse['stream']>): Promise<void> {
-    x.startStream(
-      r.status,
-      { ...r.headers, ...(r.contentType ? { 'content-type': r.contentType } : {}) } as Record<string, string>,
-      '',
-      true,
-    );
+    x.startStream(r.status, { ...r.headers, ...(r.contentType ? { 'content-type': r.contentType } : {}) }, '', true);
     try {
       const complete = await body((chunk) => x.writePaced(encoder.encode(chunk)));
       if (complete) x.endStream();
@@ -208,23 +151,50 @@ export class WebFace {
   }
 }
 
-/** The HTTP layer's refusals on the OAuth endpoints, as RFC 6749 5.2 error bodies. */
-export function oauthTransportRefusal(r: TransportRefusal): Reply {
-  const [status, error] =
-    r.kind === 'at_capacity'
-      ? [503, 'temporarily_unavailable']
-      : r.kind === 'body_too_large'
-        ? [413, 'invalid_request']
-        : [400, 'invalid_request'];
-  return {
-    status,
-    headers: { 'cache-control': 'no-store', ...(r.kind === 'at_capacity' ? { 'retry-after': '1' } : {}) },
-    contentType: 'application/json',
-    body: JSON.stringify({ error, error_description: transportRefusalMessage(r) }),
-  };
+/** A protocol endpoint's answers as its document has them: pages, redirects, or JSON the RFC words. */
+function documentedAnswers(doc: WebRouteDoc): Record<number, Payload> {
+  const out: Record<number, Payload> = {};
+  for (const [status, r] of Object.entries(doc.responses)) {
+    const code = Number(status);
+    out[code] = code >= 300 && code < 400 ? 'redirect' : r.media?.startsWith('text/html') ? 'html' : Type.Unknown();
+  }
+  return out;
+}
+
+/**
+ * How a web route words its errors: RFC 6749 for the OAuth endpoints (the routes with a protocol document), the typed
+ * error object for the JSON routes under /api/, an HTML page for the pages people use.
+ */
+export function webDialect(route: WebRoute): Extract<Dialect, 'oauth' | 'agent' | 'page'> {
+  return route.dialect ?? (route.doc ? 'oauth' : route.path.startsWith('/api/') ? 'agent' : 'page');
 }
 
 /** The web face's route table: the OAuth server's endpoints, then the pages. */
 export function webRoutes(config: Config): WebRoute[] {
-  return [...oauthRoutes(config), ...pageRoutes(config), ...moneyRoutes()];
+  return [
+    ...oauthRoutes(config),
+    ...pageRoutes(config),
+    ...moneyRoutes(),
+    ...landingRoutes(),
+    ...webhookRoutes(),
+    ...testModeRoutes(),
+  ];
+}
+
+/** What a person sees when the service could not answer: a page of the site, not a bare line of text. */
+function unavailablePage(webUrl: string): WebResponse {
+  const r = page(
+    503,
+    messagePage({
+      webUrl,
+      signedInAs: null,
+      csrf: '',
+      title: 'The service is busy',
+      message:
+        'Assay could not finish this request just now. Nothing was lost: go back and send it again in a moment (a form sent twice does its work once).',
+      link: null,
+    }),
+  );
+  r.headers['retry-after'] = '1';
+  return r;
 }

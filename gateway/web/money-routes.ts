@@ -1,24 +1,27 @@
 // The web routes of live money and the person's data (docs/money.md): the account page's card and payout forms,
 // the payment processor's webhook, and the spec's `/api/health`, `/api/account/export` and
 // `/api/orders/{order_id}/compliance`. Errors on the `/api/` routes are the agent API's typed error object.
+import type { Static } from 'typebox';
+import { Value } from 'typebox/value';
 import {
-  type BillingView,
-  type BusReply,
+  AccountExportPage,
+  type AccountExportPart,
+  type Answer,
   type ErrorCode,
   accountExportFormat,
   accountExportSections,
   errorBody,
   errorTable,
-  operations,
+  operationById,
 } from '../../contracts/index.ts';
 import Stripe from 'stripe';
-import type { WebContext, WebRoute } from './face.ts';
+import type { WebContext, WebRoute } from './route.ts';
 import { json, redirect, type WebRequest, type WebResponse } from './http.ts';
-import { accountForm, renderAccount, webCaller } from './page-routes.ts';
-import { sessionOf, type WebSession } from './session.ts';
+import { accountForm, asOwner, renderAccount, webCaller } from './page-routes.ts';
+import { sessionRoute, type WebSession } from './session.ts';
 
-const getComplianceBundle = operations.find((o) => o.id === 'getComplianceBundle')!;
-const getMandates = operations.find((o) => o.id === 'getMandates')!;
+const getComplianceBundle = operationById('getComplianceBundle');
+const getMandates = operationById('getMandates');
 
 const typedError = (ctx: WebContext, code: ErrorCode, message: string, status: number = errorTable[code].status) =>
   json(status, errorBody(ctx.config.baseUrl, code, message));
@@ -29,16 +32,11 @@ function sessionApi(
   path: string,
   answer: (ctx: WebContext, req: WebRequest, session: WebSession) => Promise<WebResponse>,
 ): WebRoute {
-  return {
-    method,
-    path,
-    body: 'none',
-    async handle(ctx, req) {
-      const session = await sessionOf(ctx, req);
-      if (!session) return typedError(ctx, 'unauthorized', 'sign in first: this route reads the session cookie');
-      return answer(ctx, req, session);
-    },
-  };
+  return sessionRoute(
+    { method, path, body: 'none' },
+    (ctx) => typedError(ctx, 'unauthorized', 'sign in first: this route reads the session cookie'),
+    answer,
+  );
 }
 
 export function moneyRoutes(): WebRoute[] {
@@ -56,22 +54,24 @@ export function moneyRoutes(): WebRoute[] {
       body: 'text',
       handle: processorWebhook,
     },
-    accountForm('/account/card', async (ctx, req, session) =>
-      hostedPage(ctx, req, session, 'payments.card_setup', {
+    accountForm('/account/card', async (ctx, req, session) => {
+      const body = {
         principalId: session.principalId,
         email: session.email,
         successUrl: `${ctx.config.webUrl}/account?done=card_saved#money`,
         cancelUrl: `${ctx.config.webUrl}/account?done=card_canceled#money`,
-      }),
-    ),
-    accountForm('/account/payouts', async (ctx, req, session) =>
-      hostedPage(ctx, req, session, 'payments.onboarding', {
+      };
+      return hostedPage(ctx, req, session, await ctx.ask('payments.card_setup', body, { requestId: req.requestId }));
+    }),
+    accountForm('/account/payouts', async (ctx, req, session) => {
+      const body = {
         principalId: session.principalId,
         email: session.email,
         refreshUrl: `${ctx.config.webUrl}/account#money`,
         returnUrl: `${ctx.config.webUrl}/account?done=payouts_returned#money`,
-      }),
-    ),
+      };
+      return hostedPage(ctx, req, session, await ctx.ask('payments.onboarding', body, { requestId: req.requestId }));
+    }),
     sessionApi('GET', '/api/orders/{order_id}/compliance', async (ctx, req, session) => {
       const r = await ctx.pipeline.runAs(webCaller(session, ['purchase']), {
         op: getComplianceBundle,
@@ -94,14 +94,12 @@ async function hostedPage(
   ctx: WebContext,
   req: WebRequest,
   session: WebSession,
-  op: 'payments.card_setup' | 'payments.onboarding',
-  body: unknown,
+  r: Answer<'payments.card_setup'> | Answer<'payments.onboarding'>,
 ): Promise<WebResponse> {
-  const r = await ctx.payments(op, body, req.requestId);
-  if (r.ok) return redirect((r.body as { url: string }).url);
+  if (r.ok) return redirect(r.body.url);
   return renderAccount(ctx, req, session, {
-    error: r.error.message,
-    status: r.error.code === 'unavailable' ? 503 : 400,
+    error: r.reply.error.message,
+    status: r.reply.error.code === 'unavailable' ? 503 : 400,
   });
 }
 
@@ -120,13 +118,12 @@ async function processorWebhook(ctx: WebContext, req: WebRequest): Promise<WebRe
     const why = err instanceof Error ? err.message : 'bad signature';
     return typedError(ctx, 'validation_failed', `the event's signature does not hold: ${why}`, 400);
   }
-  const r: BusReply = await ctx.payments('payments.event', { event }, req.requestId);
-  if (!r.ok)
-    return json(
-      r.error.code === 'validation_failed' ? 400 : 503,
-      errorBody(ctx.config.baseUrl, r.error.code, r.error.message),
-    );
-  return json(200, { received: true, handled: (r.body as { handled: boolean }).handled });
+  const r = await ctx.ask('payments.event', { event }, { requestId: req.requestId });
+  if (!r.ok) {
+    const e = r.reply.error;
+    return json(e.code === 'validation_failed' ? 400 : 503, errorBody(ctx.config.baseUrl, e.code, e.message));
+  }
+  return json(200, { received: true, handled: r.body.handled });
 }
 
 /**
@@ -136,26 +133,22 @@ async function processorWebhook(ctx: WebContext, req: WebRequest): Promise<WebRe
  */
 async function accountExport(ctx: WebContext, req: WebRequest, session: WebSession): Promise<WebResponse> {
   const p = session.principalId;
+  const own = asOwner(session, req);
   const [account, apiKeys, billing, mandates, skills] = await Promise.all([
-    ctx.oauth('account', { principalId: p }, req.requestId),
-    ctx.oauth('apiKeyList', { principalId: p }, req.requestId),
-    ctx.principal('billing.get', p, { principalId: p }, req.requestId),
-    ctx.pipeline.runAs(webCaller(session, ['read:artifact']), {
-      op: getMandates,
-      token: undefined,
-      params: {},
+    ctx.ask('oauth.account', { principalId: p }, { requestId: req.requestId }),
+    ctx.ask('oauth.apiKeyList', { principalId: p }, { requestId: req.requestId }),
+    ctx.ask('billing.get', { principalId: p }, own),
+    ctx.pipeline.callAs(webCaller(session, ['read:artifact']), getMandates, {
       query: { limit: '100' },
-      body: { kind: 'none' },
-      idempotencyKey: undefined,
       requestId: req.requestId,
       clientAddress: req.clientAddress,
     }),
-    ctx.principal('skill.list', p, { offset: 0, limit: 100 }, req.requestId),
+    ctx.ask('skill.list', { offset: 0, limit: 100 }, own),
   ]);
-  if (!account.ok || !apiKeys.ok || !billing.ok || mandates.error || !skills.ok) {
+  if (!account.ok || !apiKeys.ok || !billing.ok || !mandates.ok || !skills.ok) {
     return typedError(ctx, 'unavailable', 'a part of the account could not be read; retry');
   }
-  const b = billing.body as BillingView;
+  const b = billing.body;
   const head = {
     format: accountExportFormat,
     exported_at: new Date().toISOString(),
@@ -163,8 +156,8 @@ async function accountExport(ctx: WebContext, req: WebRequest, session: WebSessi
     profile: { email: session.email },
     account: account.body,
     api_keys: apiKeys.body,
-    mandates: (mandates.body as { items: unknown[] }).items,
-    skills: (skills.body as { items: unknown[] }).items,
+    mandates: mandates.body.items,
+    skills: skills.body.items,
     billing: {
       card: b.card && {
         brand: b.card.brand,
@@ -197,7 +190,7 @@ async function accountExport(ctx: WebContext, req: WebRequest, session: WebSessi
         let after: string | null = null;
         let first = true;
         do {
-          const page = await ctx.exportPage(p, section, after, req.requestId);
+          const page = await exportPage(ctx, p, section, after, req.requestId);
           if (page === null) return false;
           if (page.items.length > 0) {
             const items = page.items.map((i) => JSON.stringify(i)).join(',');
@@ -208,9 +201,26 @@ async function accountExport(ctx: WebContext, req: WebRequest, session: WebSessi
         } while (after !== null);
         if (!(await write(']'))) return false;
       }
-      const sync = await ctx.exportPage(p, 'sync', null, req.requestId);
+      const sync = await exportPage(ctx, p, 'sync', null, req.requestId);
       if (sync === null) return false;
       return write(`,"sync":${JSON.stringify(sync.items[0])}}`);
     },
   };
 }
+
+/** One page of a section of the export, read in parts (a page of context files can pass one NATS message). */
+async function exportPage(
+  ctx: WebContext,
+  principalId: string,
+  section: Static<typeof AccountExportPart>,
+  after: string | null,
+  requestId: string,
+): Promise<AccountExportPage | null> {
+  const r = await ctx.ask('account.export_page', { principalId, section, after }, { requestId, inParts: true });
+  if (!r.ok) return null;
+  const page: unknown = JSON.parse(decoder.decode(r.body));
+  if (!Value.Check(AccountExportPage, page)) throw new Error(`an export page of ${section} is not {items, next}`);
+  return page;
+}
+
+const decoder = new TextDecoder();

@@ -6,14 +6,15 @@ import {
   type Config,
   grantTypes,
   oauthResources,
-  type OAuthHttpT,
   type OAuthReply,
+  parseJsonText,
   scopes,
   scopeWords,
   type Scope,
 } from '../../contracts/index.ts';
-import type { WebContext, WebRoute } from './face.ts';
-import { json, oauthError, page, parseForm, redirect, type WebRequest, type WebResponse } from './http.ts';
+import type { WebContext, WebRoute } from './route.ts';
+import { json, oauthError, page, parseForm, redirectHere, type WebRequest, type WebResponse } from './http.ts';
+import { endpointAnswer, redirectToClient, refusalAnswer, tokenEndpointHeaders } from './oauth-answers.ts';
 import { consentPage, messagePage } from './pages.ts';
 import { csrfOf, formIsOurs, sessionOf } from './session.ts';
 
@@ -36,6 +37,8 @@ export function authorizationServerMetadata(config: Config) {
     revocation_endpoint_auth_methods_supported: ['none'],
     scopes_supported: [...scopes],
     authorization_response_iss_parameter_supported: true,
+    // MCP authorization (2025-11-25): a client_id may be the https URL of the client's metadata document.
+    client_id_metadata_document_supported: true,
     service_documentation: `${config.webUrl}/account`,
   };
 }
@@ -105,8 +108,6 @@ const tokenRequestSchema = formSchema(
   ['grant_type', 'client_id'],
 );
 
-const relay = (r: OAuthHttpT): WebResponse => json(r.status, r.body, r.headers);
-
 /** A protocol endpoint's form, or the RFC 6749 refusal for a request that is not one. */
 function formOf(req: WebRequest): { form: Record<string, string> } | { refusal: WebResponse } {
   if (!formType.test(req.contentType)) {
@@ -120,20 +121,41 @@ function formOf(req: WebRequest): { form: Record<string, string> } | { refusal: 
 }
 
 /** Post a form to one of the service's protocol endpoints and relay its answer. */
-function formEndpoint(message: 'token' | 'deviceAuthorization' | 'revoke') {
+function formEndpoint(op: 'oauth.token' | 'oauth.revoke' | 'oauth.deviceAuthorization') {
   return async (ctx: WebContext, req: WebRequest) => {
     const parsed = formOf(req);
     if ('refusal' in parsed) return parsed.refusal;
-    const r = await ctx.oauth(message, { form: parsed.form }, req.requestId);
+    const form = parsed.form;
+    const o = { requestId: req.requestId };
+    const r =
+      op === 'oauth.deviceAuthorization'
+        ? await ctx.ask(op, { form, clientAddress: req.clientAddress }, o)
+        : await ctx.ask(op, { form }, o);
     if (!r.ok) return oauthError(503, 'temporarily_unavailable', r.reply.error.message);
-    return relay(r.body);
+    return endpointAnswer(ctx.config, r.body, op === 'oauth.deviceAuthorization' ? {} : tokenEndpointHeaders);
   };
 }
 
 export const scopeList = (list: readonly string[]) =>
   list.map((scope) => ({ scope, words: scopeWords[scope as Scope] ?? scope }));
 
-/** The consent screen, the sign-in redirect, a page error or the redirect back, as the service decided. */
+/** A refusal of the authorization flow in the browser: back to the client where it may go, else a page. */
+function refusalPage(
+  ctx: WebContext,
+  req: WebRequest,
+  signedInAs: string | null,
+  refused: Parameters<typeof refusalAnswer>[1],
+): WebResponse {
+  const { csrf, setCookie } = csrfOf(ctx.config, req);
+  const frame = { webUrl: ctx.config.webUrl, signedInAs, csrf };
+  return refusalAnswer(ctx.config, refused, {
+    kind: 'page',
+    flow: 'authorization',
+    show: (w) => page(w.status, messagePage({ ...frame, title: w.title, message: w.message, link: null }), setCookie),
+  });
+}
+
+/** The consent screen, the sign-in redirect, a refusal or the code sent back, as the service decided. */
 export async function authorizeAnswer(
   ctx: WebContext,
   req: WebRequest,
@@ -143,19 +165,18 @@ export async function authorizeAnswer(
   const { csrf, setCookie } = csrfOf(ctx.config, req);
   const frame = { webUrl: ctx.config.webUrl, signedInAs, csrf };
   switch (answer.kind) {
-    case 'redirect':
-      return redirect(answer.location);
-    case 'page_error':
-      return page(400, messagePage({ ...frame, title: answer.title, message: answer.message, link: null }), setCookie);
+    case 'refused':
+      return refusalPage(ctx, req, signedInAs, answer);
+    case 'code':
+      return redirectToClient(ctx.config, answer.returnTo, { code: answer.code });
     case 'sign_in':
-      return redirect(`${ctx.config.webUrl}/signin?next=${encodeURIComponent(req.target)}`);
+      return redirectHere(ctx.config.webUrl, `/signin?next=${encodeURIComponent(req.target)}`);
     case 'consent':
       return page(
         200,
         consentPage({
           ...frame,
-          clientName: answer.clientName,
-          clientId: answer.clientId,
+          client: answer.client,
           redirectOrigin: answer.redirectOrigin,
           scopes: scopeList(answer.scopes),
           resource: answer.resource,
@@ -218,15 +239,22 @@ export function oauthRoutes(config: Config): WebRoute[] {
       },
       async handle(ctx, req) {
         const bearer = /^Bearer (\S+)$/i.exec(req.authorization)?.[1] ?? null;
-        let metadata: unknown;
-        try {
-          metadata = JSON.parse(req.body ?? '');
-        } catch {
-          return oauthError(400, 'invalid_client_metadata', 'the body must be a JSON object');
+        const parsed = parseJsonText(req.body ?? '', 'the body');
+        if (!parsed.ok) {
+          return oauthError(
+            400,
+            'invalid_client_metadata',
+            parsed.syntax ? 'the body must be a JSON object' : parsed.problem,
+          );
         }
-        const r = await ctx.oauth('register', { initialAccessToken: bearer, metadata }, req.requestId);
+        const metadata = parsed.value;
+        const r = await ctx.ask(
+          'oauth.register',
+          { initialAccessToken: bearer, metadata },
+          { requestId: req.requestId },
+        );
         if (!r.ok) return oauthError(503, 'temporarily_unavailable', r.reply.error.message);
-        return relay(r.body);
+        return endpointAnswer(ctx.config, r.body);
       },
     },
     {
@@ -247,23 +275,15 @@ export function oauthRoutes(config: Config): WebRoute[] {
       },
       async handle(ctx, req) {
         if (req.repeatedQuery.length > 0) {
-          const { csrf, setCookie } = csrfOf(ctx.config, req);
-          return page(
-            400,
-            messagePage({
-              webUrl: ctx.config.webUrl,
-              signedInAs: null,
-              csrf,
-              title: 'Malformed request',
-              message: `The application sent these parameters more than once: ${req.repeatedQuery.join(', ')}.`,
-              link: null,
-            }),
-            setCookie,
-          );
+          return refusalPage(ctx, req, null, { refusal: { refused: 'repeated_parameters', names: req.repeatedQuery } });
         }
         const session = await sessionOf(ctx, req);
         const query = Object.fromEntries(req.query);
-        const r = await ctx.oauth('authorize', { principalId: session?.principalId ?? null, query }, req.requestId);
+        const r = await ctx.ask(
+          'oauth.authorize',
+          { principalId: session?.principalId ?? null, query },
+          { requestId: req.requestId },
+        );
         if (!r.ok) throw new Error(`authorize refused: ${r.reply.error.message}`);
         return authorizeAnswer(ctx, req, r.body, session?.email ?? null);
       },
@@ -290,24 +310,12 @@ export function oauthRoutes(config: Config): WebRoute[] {
         // The screen token is the real guard (a cross-site form cannot know it); the session and CSRF checks make
         // sure the person deciding is the one the screen was shown to, in this browser.
         if (!session || !formIsOurs(ctx.config, req, form) || !form.screen_token) {
-          const { csrf, setCookie } = csrfOf(ctx.config, req);
-          return page(
-            403,
-            messagePage({
-              webUrl: ctx.config.webUrl,
-              signedInAs: session?.email ?? null,
-              csrf,
-              title: 'Not accepted',
-              message: 'This decision did not come from a consent screen of yours. Nothing was approved.',
-              link: null,
-            }),
-            setCookie,
-          );
+          return refusalPage(ctx, req, session?.email ?? null, { refusal: { refused: 'decision_not_ours' } });
         }
-        const r = await ctx.oauth(
-          'decision',
+        const r = await ctx.ask(
+          'oauth.decision',
           { principalId: session.principalId, screenToken: form.screen_token, decision: form.decision ?? '' },
-          req.requestId,
+          { requestId: req.requestId },
         );
         if (!r.ok) throw new Error(`decision refused: ${r.reply.error.message}`);
         return authorizeAnswer(ctx, req, r.body, session.email);
@@ -334,7 +342,7 @@ export function oauthRoutes(config: Config): WebRoute[] {
           401: { description: 'invalid_client.', media: 'application/json' },
         },
       },
-      handle: formEndpoint('token'),
+      handle: formEndpoint('oauth.token'),
     },
     {
       method: 'POST',
@@ -359,7 +367,7 @@ export function oauthRoutes(config: Config): WebRoute[] {
           401: { description: 'invalid_client.', media: 'application/json' },
         },
       },
-      handle: formEndpoint('deviceAuthorization'),
+      handle: formEndpoint('oauth.deviceAuthorization'),
     },
     {
       method: 'POST',
@@ -379,7 +387,7 @@ export function oauthRoutes(config: Config): WebRoute[] {
           401: { description: 'invalid_client: the token was issued to another client.', media: 'application/json' },
         },
       },
-      handle: formEndpoint('revoke'),
+      handle: formEndpoint('oauth.revoke'),
     },
   ];
 }

@@ -1,25 +1,51 @@
 // The web pages as HTML: one function per page, each taking its data from page-data.ts and returning the whole
 // document as a string. Plain forms, no script; the route decides the status code and sends
 // `pageContentSecurityPolicy` with the page.
-import type { ApprovalT } from '../../contracts/index.ts';
+import type { ApprovalT, ClientShownT } from '../../contracts/index.ts';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { html, type SafeHtml } from './html.ts';
+import {
+  buttonForm,
+  csrfField,
+  describedBy,
+  dollars,
+  encode,
+  errorAlert,
+  hidden,
+  layout,
+  noticeStatus,
+  scopeList,
+  submit,
+  time,
+} from './page-parts.ts';
+import { disabledWebhooksNotice, newWebhookSecretPanel, webhooksSection } from './webhook-views.ts';
+import {
+  activitySection,
+  agentName,
+  listingName,
+  listingTerms,
+  startHere,
+  testBadge,
+  testModeSection,
+} from './activity-views.ts';
 import type {
   AccountApiKey,
   AccountClient,
   AccountGrant,
   AccountPage,
-  AccountWebhook,
+  AddCreditsPage,
   ConsentPage,
   DeviceConfirmPage,
   DeviceEntryPage,
   MessagePage,
+  NewInitialAccessTokenPage,
   PageFrame,
-  ScopeWords,
+  PageLabels,
   SignInPage,
   SignUpPage,
 } from './page-data.ts';
+import { copyScriptHash } from './copy-script.ts';
 import { pageStylesheet } from './style.ts';
 
 /**
@@ -30,102 +56,11 @@ import { pageStylesheet } from './style.ts';
 export const pageContentSecurityPolicy = [
   "default-src 'none'",
   `style-src 'sha256-${createHash('sha256').update(pageStylesheet.toString()).digest('base64')}'`,
+  // The copy buttons' script, by its hash: no other script runs (copy-script.ts).
+  `script-src '${copyScriptHash}'`,
   "base-uri 'none'",
   "frame-ancestors 'none'",
 ].join('; ');
-
-// ----- the frame every page shares -----
-
-function layout(frame: PageFrame, page: { title: string; wide?: boolean; brandHref?: string }, main: SafeHtml): string {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<meta name="referrer" content="same-origin">
-<title>${page.title} · Assay</title>
-<style>${pageStylesheet}</style>
-</head>
-<body${page.wide ? html` class="wide"` : null}>
-<a class="skip" href="#main">Skip to the main content</a>
-<header class="site-header">
-<div class="bar">
-${frame.signedInAs === null ? html`<span class="brand">Assay</span>` : html`<a class="brand" href="/account">Assay</a>`}
-${frame.signedInAs !== null && signOut(frame, frame.signedInAs)}
-</div>
-</header>
-<main id="main">
-${main}
-</main>
-<footer class="site-footer">
-<div class="bar"><p>Assay: verified artifacts for AI agents, bought under the mandate you set.</p></div>
-</footer>
-</body>
-</html>
-`.toString();
-}
-
-function signOut(frame: PageFrame, email: string): SafeHtml {
-  return html`<p class="who">Signed in as <strong>${email}</strong></p>
-<form method="post" action="/signout">${csrfField(frame)}<button type="submit" class="button secondary small">Sign out</button></form>`;
-}
-
-// ----- pieces of forms -----
-
-function csrfField(frame: PageFrame): SafeHtml {
-  return html`<input type="hidden" name="csrf" value="${frame.csrf}">`;
-}
-
-function hidden(name: string, value: string): SafeHtml {
-  return html`<input type="hidden" name="${name}" value="${value}">`;
-}
-
-/** The error of a form, announced, placed before the form; fields name it in `aria-describedby`. */
-function errorAlert(id: string, error: string | null): SafeHtml | null {
-  return error === null ? null : html`<div class="alert error" role="alert" id="${id}"><p>${error}</p></div>`;
-}
-
-function noticeStatus(notice: string | null): SafeHtml | null {
-  return notice === null ? null : html`<div class="alert notice" role="status"><p>${notice}</p></div>`;
-}
-
-/** The ids a field's `aria-describedby` lists: its hint and the form's error, those that are on the page. */
-function describedBy(...ids: (string | null)[]): SafeHtml | null {
-  const present = ids.filter((id): id is string => id !== null);
-  return present.length === 0 ? null : html` aria-describedby="${present.join(' ')}"`;
-}
-
-function submit(label: string, kind: 'primary' | 'secondary' = 'primary'): SafeHtml {
-  return html`<button type="submit" class="button ${kind} full">${label}</button>`;
-}
-
-/** A form of one button that posts to `action`: the revoke buttons of the account page. */
-function buttonForm(frame: PageFrame, action: string, label: SafeHtml): SafeHtml {
-  return html`<form method="post" action="${action}">${csrfField(frame)}<button type="submit" class="button danger small">${label}</button></form>`;
-}
-
-/** A query string value or path segment, URL-encoded, for a link or a form action. */
-const encode = encodeURIComponent;
-
-// ----- words -----
-
-/** "2026-11-23 14:05 UTC" in a <time> carrying the ISO timestamp. */
-function time(iso: string): SafeHtml {
-  const at = new Date(iso);
-  assert(!Number.isNaN(at.getTime()), `not a timestamp: ${iso}`);
-  const text = `${at.toISOString().slice(0, 10)} ${at.toISOString().slice(11, 16)} UTC`;
-  return html`<time datetime="${at.toISOString()}">${text}</time>`;
-}
-
-function scopeList(scopes: ScopeWords[]): SafeHtml {
-  if (scopes.length === 0) return html`<p class="empty">No permissions beyond knowing it is you.</p>`;
-  return html`<ul class="scopes">${scopes.map((s) => html`<li>${s.words} <code>${s.scope}</code></li>`)}</ul>`;
-}
-
-function dollars(cents: number): string {
-  return `$${(cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
-}
 
 // ----- sign-in and sign-up -----
 
@@ -176,11 +111,65 @@ export function signUpPage(data: SignUpPage): string {
 <div class="card">
 ${errorAlert('signup-error', data.error)}
 <form method="post" action="/signup" class="stack">
+${hidden('submission', data.submission)}
 ${credentialFields(data, errorId, data.passwordMinLength)}
 ${submit('Create account')}
 </form>
 </div>
 <p class="after">Already have an account? <a href="/signin?next=${encode(data.next)}">Sign in</a></p>`,
+  );
+}
+
+// ----- an approval that needs credits first -----
+
+/** An approval refused for want of credits: what to do next, and where (the request waits on). */
+export function addCreditsPage(data: AddCreditsPage): string {
+  return layout(
+    data,
+    { title: 'Add credits to approve this purchase' },
+    html`<h1>Add credits to approve this purchase</h1>
+<div class="card stack">
+<p>Nothing was bought: ${
+      data.priceCents === null
+        ? 'your available credits do not cover this purchase'
+        : html`this purchase costs <strong>${dollars(data.priceCents)}</strong> and you have <strong>${dollars(Math.max(0, data.availableCents))}</strong> available`
+    }.</p>
+<p>${
+      data.cardPayments
+        ? html`Add credits: save a card on your account page, and your agents top up with <code>POST /v1/topups</code>; the credits land once the payment processor confirms. Then approve the purchase again.`
+        : html`This deployment takes no card payments, so live credits cannot be added here; ask its operator. The sandbox has test credits.`
+    }</p>
+<p>The purchase waits for you${data.expiresAt === null ? '' : html` until ${time(data.expiresAt)}`}: approve it again once the credits are there.</p>
+<p><a class="button primary" href="/account#money">Add credits</a> <a href="/account#approvals">Back to the purchases waiting for you</a></p>
+</div>`,
+  );
+}
+
+// ----- a new initial access token, shown once -----
+
+/**
+ * The page a new initial access token is shown on, once: the form that issued it redirected here (post, redirect,
+ * get), so a reload shows the page again without issuing another, and without the token, which it shows only once.
+ */
+export function newInitialAccessTokenPage(data: NewInitialAccessTokenPage): string {
+  const t = data.token;
+  return layout(
+    data,
+    { title: 'New initial access token', copyButtons: t !== null },
+    t === null
+      ? html`<h1>Initial access token</h1>
+<div class="card">
+<p>This page showed a new initial access token once, and does not show it again. If you did not copy it, revoke it on your account page and issue another.</p>
+<p><a class="button primary" href="/account#initial-access-tokens">Your initial access tokens</a></p>
+</div>`
+      : html`<h1>Your new initial access token</h1>
+<div class="card stack">
+<p>Copy it now: it is shown only on this page, once. It registers one client, then it is spent; unused, it expires ${time(t.expiresAt)}.</p>
+<code class="secret" id="new-iat">${t.token}</code>
+<p><button type="button" class="button secondary" data-copy="new-iat" hidden>Copy the token</button> <span id="new-iat-status" role="status"></span></p>
+<p class="muted">Give it to your agent, which sends it as <code>Authorization: Bearer …</code> to <code>POST /oauth/register</code>.</p>
+<p><a href="/account#initial-access-tokens">Back to your account</a></p>
+</div>`,
   );
 }
 
@@ -193,16 +182,20 @@ export function accountPage(data: AccountPage): string {
     html`<h1>Your account</h1>
 ${noticeStatus(data.notice)}
 ${data.error !== null && html`<div class="alert error" role="alert"><p>${data.error}</p></div>`}
-${data.newInitialAccessToken !== null && newTokenPanel(data.newInitialAccessToken)}
 ${data.newApiKey !== null && newApiKeyPanel(data.newApiKey, data.apiUrl)}
+${data.newWebhookSecret !== null && newWebhookSecretPanel(data.newWebhookSecret)}
 ${data.webhooks.some((w) => w.disabledReason !== null) && disabledWebhooksNotice()}
+${startHere(data)}
 <dl class="facts">
 <dt>Email</dt><dd>${data.email}</dd>
 <dt>Principal id</dt><dd><code>${data.principalId}</code></dd>
 </dl>
 <nav class="toc" aria-label="On this page">
 <ul>
+<li><a href="#test-mode">Test mode</a></li>
 <li><a href="#approvals">Purchases waiting for you</a></li>
+<li><a href="#orders">Orders</a></li>
+<li><a href="#events">Events</a></li>
 <li><a href="#money">Card, credits and payouts</a></li>
 <li><a href="#mandate">Your mandate</a></li>
 <li><a href="#grants">Access granted to agents</a></li>
@@ -212,7 +205,9 @@ ${data.webhooks.some((w) => w.disabledReason !== null) && disabledWebhooksNotice
 <li><a href="#webhooks">Webhooks</a></li>
 </ul>
 </nav>
+${testModeSection(data, data.testMode)}
 ${approvalsSection(data)}
+${activitySection(data)}
 ${moneySection(data)}
 ${mandateSection(data)}
 ${grantsSection(data)}
@@ -230,7 +225,12 @@ function moneySection(data: AccountPage): SafeHtml {
   return html`<section class="part" id="money" aria-labelledby="money-heading">
 <h2 id="money-heading">Card, credits and payouts</h2>
 <dl class="facts">
-<dt>Available credits</dt><dd>${dollars(m.balanceCents)} (${m.balanceCents} cents)</dd>
+<dt>Available credits</dt><dd>${
+    m.balanceCents < 0
+      ? html`<strong>${dollars(-m.balanceCents)} owed</strong> (${m.balanceCents} cents): a card top-up was refunded or disputed at the payment processor after its credits were spent. Your agents buy nothing, and your sales are paid out nothing, until a top-up pays it back.`
+      : html`${dollars(m.balanceCents)} (${m.balanceCents} cents)`
+  }</dd>
+<dt>Test credits</dt><dd>${data.testMode.sandbox === null ? html`<a href="#test-mode">Issue a sandbox agent token</a> to start with ${dollars(data.testMode.grantCents)}` : html`${dollars(data.testMode.sandbox.balanceCents)}`} ${testBadge}<span class="hint">Sandbox money for trying things: it never mixes with your live credits.</span></dd>
 <dt>Saved card</dt><dd>${card === null ? 'None' : html`${card.brand} ending in ${card.last4}`}</dd>
 <dt>Seller payouts</dt><dd>${payouts === null ? 'Not set up' : payouts.enabled ? html`Enabled; ${dollars(payouts.paidOutCents)} paid out so far` : 'Set up started; the processor has not enabled payouts yet'}</dd>
 </dl>
@@ -257,8 +257,9 @@ ${
     ? html`<p><strong>You have not set a mandate yet.</strong></p>`
     : html`<p>Now: up to <strong>${dollars(m.perItemCapCents)}</strong> an item, trust at least ${m.minTrust}${
         m.minFloor > 0 && html`, a verification floor of at least ${m.minFloor}`
-      }${
-        m.minJudgeVersion !== null && html`, judged by version ${m.minJudgeVersion} or later`
+      }${m.minJudgeVersion !== null && html`, judged by version ${m.minJudgeVersion} or later`}${
+        m.minJudgeSpecificity !== null &&
+        html`, judged by a judge that lets at most ${Math.round((1 - m.minJudgeSpecificity) * 1000) / 10}% of false claims through`
       }${m.rejectOpenJudgeErrata && html`, nothing judged by a judge with an open erratum`}${
         m.approvalAboveCents !== null && html`; anything above ${dollars(m.approvalAboveCents)} waits for your approval`
       }.</p>`
@@ -286,6 +287,11 @@ ${csrfField(data)}${hidden('idempotency_key', data.mandateKey)}
 <input id="min-judge-version" name="min_judge_version" type="text" class="short" pattern="[0-9]+\\.[0-9]+\\.[0-9]+" spellcheck="false" autocomplete="off" value="${m?.minJudgeVersion ?? ''}" aria-describedby="min-judge-version-hint">
 </div>
 <div class="field">
+<label for="min-judge-specificity">Lowest judge specificity allowed (optional)</label>
+<span class="hint" id="min-judge-specificity-hint">From 0 to 1: the share of false claims the judge refused to verify on the published reference set (0.94 lets 6% through); leave empty to allow any judge. A model judge has no published figure and meets no minimum.</span>
+<input id="min-judge-specificity" name="min_judge_specificity" type="number" class="short" inputmode="decimal" min="0" max="1" step="0.01" value="${m?.minJudgeSpecificity ?? ''}" aria-describedby="min-judge-specificity-hint">
+</div>
+<div class="field">
 <label for="approval-above">Ask me before any purchase above this many cents (optional)</label>
 <span class="hint" id="approval-above-hint">Such a purchase is not charged until you approve it below; leave empty to never ask.</span>
 <input id="approval-above" name="approval_above_cents" type="number" class="short" inputmode="numeric" min="0" step="1" value="${m?.approvalAboveCents ?? ''}" aria-describedby="approval-above-hint">
@@ -308,33 +314,35 @@ function approvalsSection(data: AccountPage): SafeHtml {
 ${
   pending.length === 0
     ? html`<p class="empty">No purchase is waiting for your approval.</p>`
-    : html`<ul class="items">${pending.map((a) => approvalItem(data, a))}</ul>`
+    : html`<ul class="items">${pending.map((a) => approvalItem(data, data.labels, a))}</ul>`
 }
 ${
   decided.length > 0 &&
   html`<h3>Recent decisions</h3>
 <ul class="tokens">${decided.map(
     (a) =>
-      html`<li><span>${dollars(a.priceCents)} for listing <code>${a.listingId}</code>: <strong>${a.state}</strong> ${a.decidedAt !== null && time(a.decidedAt)}${a.orderId !== null && html` (order <code>${a.orderId}</code>)`}</span></li>`,
+      html`<li><span>${listingName(data.labels, a.listingId)} for ${dollars(a.priceCents)}, asked by ${agentName(data.labels, a.agentId)}: <strong>${a.state}</strong> ${a.decidedAt !== null && time(a.decidedAt)}${a.orderId !== null && html` (order <code>${a.orderId}</code>)`}</span></li>`,
   )}</ul>`
 }
 </section>`;
 }
 
-function approvalItem(frame: PageFrame, a: ApprovalT): SafeHtml {
-  const what = `${dollars(a.priceCents)} for listing ${a.listingId}`;
+function approvalItem(frame: PageFrame, labels: PageLabels, a: ApprovalT): SafeHtml {
+  const title = labels.listings[a.listingId]?.title ?? `listing ${a.listingId}`;
+  const what = `${title} for ${dollars(a.priceCents)}`;
+  const terms = listingTerms(labels, a.listingId);
   return html`<li class="item">
 <div class="item-head">
-<h3>${dollars(a.priceCents)}</h3>
+<h3>${listingName(labels, a.listingId)} for ${dollars(a.priceCents)}</h3>
 <div class="actions">
 ${decisionForm(frame, `/account/approvals/${encode(a.id)}/approve`, 'primary', html`Approve<span class="visually-hidden"> ${what}</span>`)}
 ${decisionForm(frame, `/account/approvals/${encode(a.id)}/decline`, 'danger', html`Decline<span class="visually-hidden"> ${what}</span>`)}
 </div>
 </div>
 <dl class="facts">
-<dt>Listing</dt><dd><code>${a.listingId}</code></dd>
+<dt>Listing</dt><dd>${terms ?? html`<code>${a.listingId}</code>`}${a.sandbox && html` ${testBadge}`}</dd>
 <dt>Formats</dt><dd>${a.formats.join(', ')}</dd>
-<dt>Asked by agent</dt><dd><code>${a.agentId}</code></dd>
+<dt>Asked by</dt><dd>${agentName(labels, a.agentId)}</dd>
 <dt>Asked</dt><dd>${time(a.requestedAt)}</dd>
 <dt>Expires</dt><dd>${time(a.expiresAt)}</dd>
 <dt>Request id</dt><dd><code>${a.id}</code></dd>
@@ -441,15 +449,6 @@ ${buttonForm(data, `/account/initial-access-tokens/${encode(t.id)}/revoke`, html
 </section>`;
 }
 
-function newTokenPanel(t: { token: string; expiresAt: string }): SafeHtml {
-  return html`<section class="panel" aria-labelledby="new-token-heading">
-<h2 id="new-token-heading">Your new initial access token</h2>
-<p>Copy it now: it will not be shown again. It expires ${time(t.expiresAt)}.</p>
-<code class="secret">${t.token}</code>
-<p class="muted">Give it to your agent, which sends it as <code>Authorization: Bearer …</code> to <code>POST /oauth/register</code>.</p>
-</section>`;
-}
-
 function apiKeysSection(data: AccountPage): SafeHtml {
   return html`<section class="part" id="api-keys" aria-labelledby="api-keys-heading">
 <h2 id="api-keys-heading">API keys</h2>
@@ -496,63 +495,22 @@ function newApiKeyPanel(k: { name: string; key: string }, apiUrl: string): SafeH
 </section>`;
 }
 
-/** Near the top of the page while a webhook stays disabled: delivery stopped, and nothing is sent until it is re-enabled. */
-function disabledWebhooksNotice(): SafeHtml {
-  return html`<div class="alert error" id="webhooks-disabled-notice"><p><strong>A webhook was disabled because its deliveries kept failing.</strong> Nothing is sent to it until you re-enable it: <a href="#webhooks">see your webhooks</a>.</p></div>`;
-}
-
-function webhooksSection(data: AccountPage): SafeHtml {
-  return html`<section class="part" id="webhooks" aria-labelledby="webhooks-heading">
-<h2 id="webhooks-heading">Webhooks</h2>
-<p>Webhooks send your events to your HTTPS endpoints as they happen. A webhook whose deliveries keep failing is disabled; re-enable it here once its endpoint works again. Pausing one stops its deliveries: events made while it is paused are not sent later.</p>
-<p>Webhooks are registered, changed and deleted on the context-file API with an API key: <code>POST ${data.apiUrl}/v1/webhooks</code> (described in <a href="${data.apiUrl}/v1/openapi.json">its OpenAPI document</a> and in <code>docs/webhooks.md</code>).</p>
-${
-  data.webhooks.length === 0
-    ? html`<p class="empty">You have no webhooks.</p>`
-    : html`<div class="table-wrap" role="region" aria-labelledby="webhooks-caption" tabindex="0">
-<table>
-<caption id="webhooks-caption">Your webhooks, newest first</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">URL and events</th><th scope="col">State</th><th scope="col">Registered</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-<tbody>${data.webhooks.map((w) => webhookRow(data, w))}</tbody>
-</table>
-</div>`
-}
-</section>`;
-}
-
-function webhookRow(frame: PageFrame, w: AccountWebhook): SafeHtml {
-  const state = w.isActive ? html`Active` : w.disabledReason === null ? html`Paused` : html`<strong>Disabled</strong>`;
-  const button = w.isActive
-    ? html`<form method="post" action="/account/webhooks/${encode(w.id)}/pause">${csrfField(frame)}<button type="submit" class="button secondary small">Pause<span class="visually-hidden"> the webhook ${w.name}</span></button></form>`
-    : html`<form method="post" action="/account/webhooks/${encode(w.id)}/enable">${csrfField(frame)}<button type="submit" class="button primary small">Re-enable<span class="visually-hidden"> the webhook ${w.name}</span></button></form>`;
-  // The reason gets a row of its own, under its webhook, worded to stand alone when read out of the table.
-  return html`<tr>
-<th scope="row">${w.name}</th>
-<td>${breakableUrl(w.url)}<span class="hint">takes ${w.events.map((e, i) => html`${i > 0 && ', '}<code>${e}</code>`)}</span></td>
-<td>${state}</td>
-<td>${time(w.createdAt)}</td>
-<td>${button}</td>
-</tr>${
-    w.disabledReason !== null &&
-    html`
-<tr><td colspan="4"><div class="alert error"><p><strong>${w.name} was disabled:</strong> ${w.disabledReason}. Re-enable it once its endpoint answers 2xx again.</p></div></td><td></td></tr>`
-  }`;
-}
-
-/** A URL that may wrap before each `/` of its path, so a long one does not widen the table past the page. */
-function breakableUrl(url: string): SafeHtml {
-  const at = url.indexOf('://') + 3;
-  return html`${url.slice(0, at)}${url
-    .slice(at)
-    .split('/')
-    .map((part, i) => html`${i > 0 && html`<wbr>/`}${part}`)}`;
-}
-
 // ----- consent and device -----
 
-function clientFacts(clientName: string | null, clientId: string): SafeHtml {
-  return html`<dt>Client</dt><dd>${clientName ?? 'An unnamed client'}</dd>
-<dt>Client id</dt><dd><code>${clientId}</code></dd>`;
+/**
+ * Who the client is, and how the server knows it: a client no account registered says so, and one known by its
+ * metadata document names the host it lives on (the name is the document's own claim; the host is not).
+ */
+function clientFacts(client: ClientShownT): SafeHtml {
+  const known =
+    client.known === 'registered'
+      ? null
+      : client.known === 'first_party'
+        ? 'Assay’s own application, not registered by your account'
+        : html`Described by its document at <strong>${client.documentHost ?? ''}</strong>, not registered by your account`;
+  return html`<dt>Client</dt><dd>${client.clientName ?? 'An unnamed client'}</dd>
+<dt>Client id</dt><dd><code>${client.clientId}</code></dd>
+${known !== null && html`<dt>Registration</dt><dd>${known}</dd>`}`;
 }
 
 function decisionButtons(): SafeHtml {
@@ -566,11 +524,11 @@ export function consentPage(data: ConsentPage): string {
   return layout(
     data,
     { title: 'Allow access' },
-    html`<h1>Allow ${data.clientName ?? 'an unnamed client'} to act for you?</h1>
+    html`<h1>Allow ${data.client.clientName ?? 'an unnamed client'} to act for you?</h1>
 <p class="lead">It is asking to use your Assay account.</p>
 <div class="card">
 <dl class="facts">
-${clientFacts(data.clientName, data.clientId)}
+${clientFacts(data.client)}
 <dt>Answers go to</dt><dd><strong>${data.redirectOrigin}</strong></dd>
 <dt>Applies to</dt><dd><code>${data.resource}</code></dd>
 </dl>
@@ -611,12 +569,12 @@ export function deviceConfirmPage(data: DeviceConfirmPage): string {
   return layout(
     data,
     { title: 'Connect a device' },
-    html`<h1>Allow ${data.clientName ?? 'an unnamed client'} to act for you?</h1>
+    html`<h1>Allow ${data.client.clientName ?? 'an unnamed client'} to act for you?</h1>
 <p class="lead">Check that your device shows this code:</p>
 <p class="user-code-shown">${data.userCode}</p>
 <div class="card">
 <dl class="facts">
-${clientFacts(data.clientName, data.clientId)}
+${clientFacts(data.client)}
 </dl>
 <p>If you allow it, it will be able to:</p>
 ${scopeList(data.scopes)}

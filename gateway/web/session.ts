@@ -4,31 +4,39 @@
 // Origin header names another origin is refused as well.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../contracts/index.ts';
-import type { WebContext } from './face.ts';
-import { cookie, type WebRequest } from './http.ts';
+import type { WebContext, WebRoute } from './route.ts';
+import { sessionCookie, type WebSession } from '../authenticator.ts';
+import { cookie, type WebRequest, type WebResponse } from './http.ts';
 
-export const sessionCookie = 'assay_session';
+export { sessionCookie, type WebSession };
+
 export const csrfCookie = 'assay_csrf';
 
-export interface WebSession {
-  token: string;
-  principalId: string;
-  email: string;
-  webAgentId: string;
+const secure = (config: Config) => config.webUrl.startsWith('https://');
+/** Whether cookies carry Secure: whenever the web URL is https. */
+export const secureCookies = secure;
+
+/** The signed-in person, or null; throws when sessions cannot be checked right now (the page answers 503). */
+export async function sessionOf(ctx: WebContext, req: WebRequest): Promise<WebSession | null> {
+  const r = await ctx.auth.session(req);
+  if (r.ok) return r.who.session;
+  if (r.failure.kind === 'unavailable') throw new Error('sessions cannot be checked right now');
+  return null;
 }
 
-const secure = (config: Config) => config.webUrl.startsWith('https://');
-
-/** The signed-in person, or null. */
-export async function sessionOf(ctx: WebContext, req: WebRequest): Promise<WebSession | null> {
-  const token = req.cookies[sessionCookie];
-  if (!token) return null;
-  const r = await ctx.oauth('session', { sessionToken: token }, req.requestId);
-  if (!r.ok) {
-    if (r.reply.error.code === 'unauthorized') return null;
-    throw new Error(`session lookup refused: ${r.reply.error.message}`);
-  }
-  return { token, ...r.body };
+/** A route of the signed-in person: `signedIn` answers them, `anonymous` a request without a session. */
+export function sessionRoute(
+  route: Pick<WebRoute, 'method' | 'path' | 'body'>,
+  anonymous: (ctx: WebContext, req: WebRequest) => WebResponse,
+  signedIn: (ctx: WebContext, req: WebRequest, session: WebSession) => Promise<WebResponse>,
+): WebRoute {
+  return {
+    ...route,
+    async handle(ctx, req) {
+      const session = await sessionOf(ctx, req);
+      return session ? signedIn(ctx, req, session) : anonymous(ctx, req);
+    },
+  };
 }
 
 export function sessionSetCookie(config: Config, token: string): string {

@@ -68,7 +68,7 @@ form { margin: 0; }
 .stack > :not([type="hidden"]) + :not([type="hidden"]) { margin-top: 1.25rem; }
 .field label { display: block; font-weight: 600; margin-bottom: 0.25rem; }
 .hint { display: block; color: var(--muted); font-size: 0.9375rem; margin: 0 0 0.375rem; }
-input[type="email"], input[type="password"], input[type="text"], input[type="number"] {
+input[type="email"], input[type="password"], input[type="text"], input[type="number"], input[type="url"] {
   display: block; width: 100%; min-height: 2.75rem; padding: 0.5rem 0.75rem; font: inherit; font-size: 1rem;
   color: var(--text); background: var(--input-bg); border: 1px solid var(--input-border); border-radius: 0.5rem; }
 input:focus-visible { outline-offset: 1px; border-color: var(--focus); }
@@ -78,6 +78,11 @@ input.user-code { max-width: 16rem; font-family: ui-monospace, "SF Mono", Menlo,
 .check { display: flex; gap: 0.75rem; align-items: flex-start; }
 .check input { flex: none; width: 1.5rem; height: 1.5rem; margin: 0; accent-color: var(--accent); }
 .check label { font-weight: 400; margin: 0; }
+fieldset { margin: 0; padding: 0.75rem 1rem 1rem; border: 1px solid var(--border); border-radius: 0.5rem; min-width: 0; }
+legend { font-weight: 600; padding: 0 0.25rem; }
+.checks { display: grid; grid-template-columns: repeat(auto-fill, minmax(14rem, 1fr)); gap: 0.5rem 1rem; }
+.start ol { margin: 0; padding-left: 1.25rem; }
+.start li + li { margin-top: 0.5rem; }
 
 .button { display: inline-flex; align-items: center; justify-content: center; min-height: 2.75rem;
   padding: 0.5rem 1.25rem; font: inherit; font-weight: 600; line-height: 1.25; text-align: center;
@@ -92,6 +97,13 @@ input.user-code { max-width: 16rem; font-family: ui-monospace, "SF Mono", Menlo,
 .full { width: 100%; }
 .actions { display: flex; flex-wrap: wrap; gap: 0.75rem; }
 .actions .button { flex: 1 1 10rem; }
+.actions.start { margin: 0 0 1rem; }
+.actions.start .button { flex: 0 1 auto; }
+pre.command { margin: 0 0 1rem; padding: 0.75rem 1rem; background: var(--code-bg); border-radius: 0.5rem;
+  overflow-x: auto; }
+pre.command code { background: none; padding: 0; font-size: 0.9375rem; white-space: pre-wrap; overflow-wrap: anywhere; }
+.badge.test { color: var(--danger); border-color: var(--danger-border); background: var(--danger-bg); font-weight: 600; }
+section.test-mode { border: 2px dashed var(--danger-border); border-radius: 0.75rem; padding: 1rem 1.25rem; }
 
 .alert { border: 1px solid; border-radius: 0.5rem; padding: 0.75rem 1rem; margin: 0 0 1.25rem; }
 .alert p { margin: 0; }

@@ -37,6 +37,7 @@ const deps = {
   loadFact: unused,
   quotes: {},
   defaultPlan: config.defaultPlan,
+  sandboxPlan: config.sandboxPlan,
   rateLeaseMs: config.rateLeaseMs,
   approvalTtlMs: 3600_000,
   processorConfigured: false,

@@ -18,7 +18,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tierLookUp, walkCutOff } from '../../actors/catalog/search.ts';
-import { trustDecay } from '../../actors/catalog/trust.ts';
+import { trustDecay } from '../../actors/shared/trust-weight.ts';
 import {
   addToTrustSums,
   browseStatement,

@@ -69,18 +69,18 @@ async function localTakeUs(calls = 1_000_000): Promise<number> {
     nowMs: Date.now,
     log: pino({ enabled: false }),
   });
-  // The context-file API's caller is the whole principal (agent `*`), as gateway/context/face.ts passes it.
+  // The context-file API's rate is the whole principal's, as gateway/context/face.ts takes it.
   const callers: Caller[] = Array.from({ length: 50 }, (_, i) => ({
     principalId: `p${i}`,
-    agentId: '*',
+    agentId: `p${i}`,
     scopes: [],
     sandbox: false,
   }));
-  for (const c of callers) await limiter.take(c, 'context');
+  for (const c of callers) await limiter.take(c, 'context', 'principal');
   let best = Number.POSITIVE_INFINITY;
   for (let pass = 0; pass < 3; pass++) {
     const started = performance.now();
-    for (let i = 0; i < calls; i++) limiter.take(callers[i % callers.length]!, 'context');
+    for (let i = 0; i < calls; i++) limiter.take(callers[i % callers.length]!, 'context', 'principal');
     best = Math.min(best, ((performance.now() - started) * 1000) / calls);
   }
   limiter.close();

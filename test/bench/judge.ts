@@ -78,5 +78,5 @@ for (const [kind, s] of Object.entries(current.result.byKind)) {
 // concurrency, and endpoint tokens per claim.
 const model = await benchModelJudge({ claims: 400, latencyMs: 50 });
 console.log(
-  `\nmodel driver (prompt 2.1.0) against the loopback test endpoint, ${model.latencyMs} ms an answer, concurrency ${model.concurrency}: ${Math.round(model.claimsPerSecond)} claims/s (serial would be ${Math.round(1000 / model.latencyMs)}/s; the issue's bar is 50/s), ${model.promptTokensPerClaim.toFixed(0)} prompt + ${model.completionTokensPerClaim.toFixed(0)} completion tokens per claim; accuracy depends on the model, not measured here`,
+  `\nmodel driver (prompt 2.2.0) against the loopback test endpoint, ${model.latencyMs} ms an answer, concurrency ${model.concurrency}: ${Math.round(model.claimsPerSecond)} claims/s (serial would be ${Math.round(1000 / model.latencyMs)}/s; the issue's bar is 50/s), ${model.promptTokensPerClaim.toFixed(0)} prompt + ${model.completionTokensPerClaim.toFixed(0)} completion tokens per claim; accuracy depends on the model, not measured here`,
 );

@@ -57,8 +57,8 @@ async function search(params: URLSearchParams): Promise<{ status: number; body: 
       ids.map((id) => `artifact:${id}`),
     ),
   ]);
-  const byArtifact = new Map<string, string[]>();
-  for (const l of listings) byArtifact.set(l.artifact_id, [...(byArtifact.get(l.artifact_id) ?? []), l.id]);
+  const byArtifact = new Map<string, typeof listings>();
+  for (const l of listings) byArtifact.set(l.artifact_id, [...(byArtifact.get(l.artifact_id) ?? []), l]);
   const now = Date.now();
   const items = page.map((r) => {
     const live = byArtifact.get(r.id) ?? [];
@@ -73,8 +73,14 @@ async function search(params: URLSearchParams): Promise<{ status: number; body: 
         createdAt: r.created_at.toISOString(),
       },
       trust: trustScore(trust.get(`artifact:${r.id}`), now),
-      liveListingIds: live,
-      offers: live.map((id) => ({ listing_id: id, offer_url: `${baseUrl}/offers/${id}` })),
+      liveListingIds: live.map((l) => l.id),
+      offers: live.map((l) => ({
+        listing_id: l.id,
+        offer_url: `${baseUrl}/offers/${l.id}`,
+        price_cents: l.price_cents,
+        billing: l.billing_interval_seconds === null ? null : { interval_seconds: l.billing_interval_seconds },
+        formats: l.formats,
+      })),
     };
   });
   const last = page.at(-1);

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { systemEnv } from '../support/env.ts';
-import { issueInitialAccessToken, signUp } from '../support/oauth.ts';
+import { deviceLogin, signUp } from '../support/oauth.ts';
 import { startRoleProcess } from '../support/processes.ts';
 import { dropEnv } from '../support/system.ts';
 import { measureStores } from './sync-stores.ts';
@@ -114,35 +114,7 @@ async function main(): Promise<void> {
   try {
     // Log in as a person would: the device grant, approved over the verification page's form.
     const jar = await signUp(base, 'bench@example.com');
-    const login = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'cli/assay.ts',
-        'login',
-        '--server',
-        base,
-        '--initial-access-token',
-        await issueInitialAccessToken(jar),
-      ],
-      { cwd: root, env: cliEnv },
-    );
-    let out = '';
-    login.stdout.on('data', (c) => (out += c));
-    const url = await new Promise<string>((resolve) => {
-      const t = setInterval(() => {
-        const m = /(http\S+\/device\?user_code=[A-Z-]+)/.exec(out);
-        if (m) {
-          clearInterval(t);
-          resolve(m[1]!);
-        }
-      }, 50);
-    });
-    const page = await (await jar.get(new URL(url).pathname + new URL(url).search)).text();
-    const screenToken = /name="screen_token" value="([^"]+)"/.exec(page)![1]!;
-    await jar.post('/device/decision', { screen_token: screenToken, decision: 'approve' });
-    await new Promise((r) => login.on('close', r));
+    await deviceLogin(jar, { assay: ['--import', 'tsx', 'cli/assay.ts'], server: base, cwd: root, env: cliEnv });
 
     console.log(
       `assay sync benchmark: server ${base} (assay serve, one process), client the real CLI, ${values.jobs} uploads at once`,

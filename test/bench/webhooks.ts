@@ -21,7 +21,7 @@ import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { ensureActiveKey, signAgentToken } from '../../actors/index.ts';
-import { postJson } from '../../actors/webhooks/sender.ts';
+import { postJson } from '../../actors/shared/outbound-fetch.ts';
 import { signatureHeaders } from '../../actors/webhooks/signing.ts';
 import { loadConfig } from '../../contracts/index.ts';
 import { systemEnv } from '../support/env.ts';
@@ -47,6 +47,7 @@ function sampleDelivery(): { body: string; headers: Record<string, string> } {
     id,
     type: 'order.state_changed',
     created_at: new Date().toISOString(),
+    sent_at: new Date().toISOString(),
     data: {
       order_id: randomUUID(),
       state: 'held',

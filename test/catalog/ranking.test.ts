@@ -2,7 +2,7 @@
 // the expected order follows from the ranking rules and what each artifact says, never from reading the database.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { trustDecay } from '../../actors/catalog/trust.ts';
+import { trustDecay } from '../../actors/shared/trust-weight.ts';
 import { rankedArtifacts, refreshSearchRanks, runStatement, topicQueries, topicWords } from '../../storage/index.ts';
 import { artifactContent, publish, registerSeller, reportDigestOf } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
@@ -85,6 +85,7 @@ describe('ranking', () => {
   });
 
   test('[CAT-SEARCH-RANK] at equal text relevance the better report and higher trust come first, not the newer', async () => {
+    // The better artifact is the older here: a rank that favoured the newest would put the worse one first.
     const better = await listed('quorum-good', {
       title: 'Quorum replication handbook',
       description: 'Majorities and leases.',
@@ -102,6 +103,23 @@ describe('ranking', () => {
     // The same once the trust part of the rank has been refreshed (as the catalog does every minute).
     await refreshSearchRanks(sys.sql, trustDecay(Date.now()));
     assert.deepEqual(ids((await search('topic=quorum%20replication')).items), [better, worse]);
+  });
+
+  test('[CAT-SEARCH-RANK] at equal text relevance the better report comes first when it is the newer too, not the older', async () => {
+    // The other way round: a rank that favoured the oldest would put the worse one first.
+    const worse = await listed('snapshot-poor', {
+      title: 'Raft snapshot compaction',
+      description: 'Logs and installs.',
+      good: false,
+    });
+    const better = await listed('snapshot-good', {
+      title: 'Raft snapshot compaction',
+      description: 'Logs and installs.',
+      good: true,
+    });
+    assert.deepEqual(ids((await search('topic=raft%20snapshot')).items), [better, worse]);
+    await refreshSearchRanks(sys.sql, trustDecay(Date.now()));
+    assert.deepEqual(ids((await search('topic=raft%20snapshot')).items), [better, worse]);
   });
 
   test('[CAT-SEARCH-TYPOS] a misspelt query finds the artifact, and exact matches rank above typo matches', async () => {

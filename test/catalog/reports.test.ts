@@ -20,6 +20,7 @@ import {
 import { isTypedError } from '../support/http.ts';
 import type { Agent, TestSystem } from '../support/system.ts';
 import { startSystem } from '../support/system.ts';
+import { assayArgs } from '../support/assay-cli.ts';
 
 let sys: TestSystem;
 let seller: Agent;
@@ -164,9 +165,7 @@ test('[CAT-VERIFY-CLI] assay verify-report checks a report offline and says what
   // Asynchronously: the gateway that serves the keys runs in this very process.
   const run = async (file: string, keysArg: string) => {
     const { stdout, stderr, code } = await execCommand(process.execPath, [
-      '--import',
-      'tsx',
-      'cli/assay.ts',
+      ...assayArgs(),
       'verify-report',
       file,
       '--keys',

@@ -23,6 +23,8 @@ interface Expected {
   minPrice: number;
   topics: string[];
   listingIds: string[];
+  /** Each listing's terms as a search offer states them, by listing id. */
+  terms: Map<string, { price_cents: number; billing: { interval_seconds: number } | null; formats: string[] }>;
 }
 const expected: Expected[] = [];
 
@@ -54,6 +56,16 @@ before(async () => {
       minPrice: Math.min(...a.listings.map((l) => l.priceCents)),
       topics: a.topics,
       listingIds: a.listings.map((l) => l.id),
+      terms: new Map(
+        a.listings.map((l) => [
+          l.id,
+          {
+            price_cents: l.priceCents,
+            billing: l.billing && { interval_seconds: l.billing.intervalSeconds },
+            formats: l.formats,
+          },
+        ]),
+      ),
     });
   }
 });
@@ -112,7 +124,7 @@ describe('search filters against the corpus', () => {
     }
   });
 
-  test('[CAT-SEARCH-OFFERS] every item has inline trust and exactly one offer per live listing', async () => {
+  test('[CAT-SEARCH-OFFERS] every item has inline trust and exactly one offer per live listing, with its price, billing and formats', async () => {
     const items = await walk('');
     const byId = new Map(expected.map((e) => [e.id, e]));
     for (const item of items) {
@@ -121,7 +133,11 @@ describe('search filters against the corpus', () => {
       assert.equal(item.offers.length, item.liveListingIds.length);
       for (const o of item.offers) {
         assert.ok(item.liveListingIds.includes(o.listing_id));
-        assert.equal(o.offer_url, `${sys.baseUrl}/offers/${o.listing_id}`);
+        assert.deepEqual(o, {
+          listing_id: o.listing_id,
+          offer_url: `${sys.baseUrl}/offers/${o.listing_id}`,
+          ...e.terms.get(o.listing_id),
+        });
       }
       assert.equal(item.trust.sampleSize, 1, 'one verification sample');
       assert.equal(item.trust.passRate, e.mean >= 0.7 ? 1 : 0);
@@ -275,6 +291,56 @@ describe('offers', () => {
       const r = await sys.call('GET', `/offers/${l.body.id}`, { token: buyer.token });
       return r.status === 404 && isTypedError(r.body, 'not_found') ? true : undefined;
     });
+  });
+
+  test('[CAT-SEARCH-OFFER-TERMS] a search offer states the terms its offer document states, and a reprice reaches search', async () => {
+    const term = 'quillwort';
+    const seller = await registerSeller(sys);
+    const a = await publish(
+      sys,
+      seller.token,
+      { title: `${term} terms`, content: artifactContent(`${term} terms`, [['c1', 'x']], ['x']), topics: [term] },
+      'terms-a',
+    );
+    const l = await sys.call('POST', '/v1/listings', {
+      token: seller.token,
+      body: {
+        artifact_id: a.id,
+        price_cents: 450,
+        floor: 0.5,
+        formats: ['md', 'pdf'],
+        billing: { interval_seconds: 60 },
+      },
+      key: 'terms-l',
+    });
+    assert.equal(l.status, 201, JSON.stringify(l.body));
+    const offerOf = async (price: number) =>
+      eventually(`search to offer the listing at ${price}`, async () => {
+        const r = await sys.call('GET', `/v1/search?topic=${term}`, { token: buyer.token });
+        const o = r.body.items?.[0]?.offers?.find((x: any) => x.listing_id === l.body.id);
+        return o?.price_cents === price ? o : undefined;
+      });
+    const offer = await offerOf(450);
+    assert.deepEqual(offer, {
+      listing_id: l.body.id,
+      offer_url: `${sys.baseUrl}/offers/${l.body.id}`,
+      price_cents: 450,
+      billing: { interval_seconds: 60 },
+      formats: ['md', 'pdf'],
+    });
+    // The same terms as the offer document, which the search answer saves a call to.
+    const doc = (await sys.call('GET', offer.offer_url.slice(sys.baseUrl.length), { token: buyer.token })).body;
+    assert.deepEqual(
+      { price_cents: offer.price_cents, billing: offer.billing, formats: offer.formats },
+      { price_cents: doc.price_cents, billing: doc.billing, formats: doc.formats },
+    );
+    const repriced = await sys.call('POST', `/v1/listings/${l.body.id}/reprice`, {
+      token: seller.token,
+      body: { price_cents: 525 },
+      key: 'terms-r',
+    });
+    assert.equal(repriced.status, 201);
+    assert.equal((await offerOf(525)).price_cents, 525);
   });
 
   test('[CAT-OFFER-SCHEMA] every served offer validates against /schemas/offer-v1.json (ajv, draft 2020-12)', async () => {

@@ -2,7 +2,6 @@
 // one principal's API key from one allowance in the principal's actor, not one allowance each.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { plans } from '../../contracts/index.ts';
 import { issueApiKey } from '../support/context-api.ts';
 import { signUp, type WebJar } from '../support/oauth.ts';
 import { type ExtraGateway, startExtraGateway } from '../support/processes.ts';
@@ -26,6 +25,13 @@ after(async () => {
   await sys?.stop();
 });
 
+// The context-file API's hourly allowances, from docs/fleet.md's table (not read from contracts/plans.ts).
+/** Free: 100 requests an hour, refilled evenly (one every 36 s). */
+const freeHourly = 100;
+const freeMsPerToken = 36_000;
+/** Pro: 1,000 an hour. */
+const proHourly = 1_000;
+
 /** An API key issued by the API's own route with the signed-in session: itself one request of the hour. */
 const issueKey = (jar: WebJar) => issueApiKey(sys.config.webUrl, jar);
 
@@ -41,8 +47,8 @@ async function list(apiUrl: string, key: string): Promise<{ status: number; head
 }
 
 test('[CONTEXT-RATE-SHARED] two gateway processes spend one Free allowance: 100 requests in the hour between them, Remaining never rises, and Pro admits on both again', async () => {
-  const hourly = plans.free.principal.context.burst;
-  const msPerToken = 1000 / plans.free.principal.context.perSecond;
+  const hourly = freeHourly;
+  const msPerToken = freeMsPerToken;
   const startedMs = Date.now();
   const jar = await signUp(sys.baseUrl, 'shared@example.com');
   const key = await issueKey(jar);
@@ -110,12 +116,12 @@ test('[CONTEXT-RATE-SHARED] two gateway processes spend one Free allowance: 100 
       },
       3000,
     );
-    assert.equal(r.headers.get('x-ratelimit-limit'), String(plans.pro.principal.context.burst));
+    assert.equal(r.headers.get('x-ratelimit-limit'), String(proHourly));
   }
 });
 
 test('[CONTEXT-RATE-OFF] a gateway with ASSAY_CONTEXT_RATE_LIMIT=off admits without rate headers and spends nothing of the allowance', async () => {
-  const hourly = plans.free.principal.context.burst;
+  const hourly = freeHourly;
   const jar = await signUp(sys.baseUrl, 'unlimited@example.com');
   const key = await issueKey(jar);
   for (let i = 0; i < 3; i++) {

@@ -7,6 +7,9 @@ import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
+import { linkKeyOf, signLink } from '../../actors/delivery/download-link.ts';
+import { pdfRendererVersion } from '../../actors/delivery/pdf.ts';
+import { activeKey } from '../../storage/index.ts';
 import {
   artifactContent,
   independentlyVerifyBundle,
@@ -16,6 +19,7 @@ import {
   verifiedListing,
 } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
+import { scriptsArtifact } from '../support/pdf.ts';
 import { connectMcp, type McpConnection } from '../support/mcp.ts';
 import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
 
@@ -87,7 +91,12 @@ test('[DELIVERY-CONTENT] the Markdown delivered is the pinned edition, byte for 
   assert.equal(md.body.delivered_digest, md.body.content_hash);
   assert.equal(md.body.media_type, 'text/markdown; charset=utf-8');
   assert.equal(md.body.content_base64, undefined);
-  assert.equal(md.body.download_url, `${sys.baseUrl}/api/orders/${orderId}/content?format=md`);
+  // A signed link to the raw bytes (DELIVERY-SIGNED-LINK): the order, the format, this agent, an expiry, a key.
+  const link = new URL(md.body.download_url);
+  assert.equal(`${link.origin}${link.pathname}`, `${sys.config.webUrl}/api/orders/${orderId}/content`);
+  assert.equal(link.searchParams.get('format'), 'md');
+  assert.equal(link.searchParams.get('agent'), buyer.agentId);
+  assert.match(link.searchParams.get('signature')!, /^[A-Za-z0-9_-]{43}$/);
 
   // The raw bytes: the same text, Content-Digest (RFC 9530) and a strong ETag; a matching If-None-Match is 304.
   const raw = await download(buyer.token, md.body.download_url);
@@ -102,8 +111,8 @@ test('[DELIVERY-CONTENT] the Markdown delivered is the pinned edition, byte for 
   const again = await download(buyer.token, md.body.download_url, { 'if-none-match': etag });
   assert.equal(again.res.status, 304);
   assert.equal(again.bytes.length, 0);
-  // Without the token: the typed 401.
-  const anonymous = await fetch(md.body.download_url);
+  // Without the token and without a signed link: the typed 401.
+  const anonymous = await fetch(`${sys.config.webUrl}/api/orders/${orderId}/content?format=md`);
   assert.equal(anonymous.status, 401);
   assert.ok(isTypedError(await anonymous.json(), 'unauthorized'));
 
@@ -176,6 +185,89 @@ test('[DELIVERY-CONTENT] the Markdown delivered is the pinned edition, byte for 
   assert.deepEqual(bundleAfter, bundleBefore);
 });
 
+test('[DELIVERY-SIGNED-LINK] download_url works without a token until it expires, and no part of it can be changed to fetch something else', async () => {
+  const a = await sys.register();
+  const b = await sys.register();
+  const { listingId } = await verifiedListing(sys, seller.token, 'deliver-link', {
+    price: 100,
+    good: true,
+    formats: ['md', 'pdf'],
+  });
+  const mine = await buy(a, listingId, ['md', 'pdf'], 'link-a');
+  const theirs = await buy(b, listingId, ['md'], 'link-b');
+  const md = (await content(a.token, mine.orderId, 'md')).body;
+  const url = new URL(md.download_url);
+  const expires = Number(url.searchParams.get('expires'));
+  const nowS = Math.floor(Date.now() / 1000);
+  assert.ok(
+    expires > nowS && expires <= nowS + 900 + 5,
+    `expires ${expires - nowS} s from now: the default 15 minutes`,
+  );
+
+  // No token: a browser or a download tool fetches it as it is.
+  const plain = await fetch(md.download_url);
+  assert.equal(plain.status, 200);
+  const bytes = new Uint8Array(await plain.arrayBuffer());
+  assert.equal(sha256(bytes), md.content_hash, 'the bytes the report signed');
+  assert.equal(plain.headers.get('content-type'), 'text/markdown; charset=utf-8');
+  const receiptId = plain.headers.get('assay-receipt-id');
+  const receipts = (await sys.call('GET', `/v1/orders/${mine.orderId}/receipts`, { token: a.token })).body.items;
+  const receipt = receipts.find((r: any) => r.id === receiptId);
+  assert.deepEqual([receipt.body.via, receipt.body.agent_id], ['download', a.agentId], 'the agent it was handed to');
+
+  // Each part changed alone: refused with the typed 401, before anything about the order is read.
+  const altered = (change: (q: URLSearchParams) => void, path = url.pathname) => {
+    const q = new URLSearchParams(url.search);
+    change(q);
+    return `${url.origin}${path}?${q}`;
+  };
+  const otherPath = url.pathname.replace(mine.orderId, theirs.orderId);
+  const flip = (s: string) => (s[0] === 'A' ? 'B' : 'A') + s.slice(1);
+  const cases: [string, string][] = [
+    ["another principal's order id", altered(() => {}, otherPath)],
+    ['the other format this order bought', altered((q) => q.set('format', 'pdf'))],
+    ['a later expiry', altered((q) => q.set('expires', String(expires + 3600)))],
+    ['an earlier expiry', altered((q) => q.set('expires', String(expires - 1)))],
+    ['another agent', altered((q) => q.set('agent', b.agentId))],
+    ['another signature', altered((q) => q.set('signature', flip(q.get('signature')!)))],
+    ['a key that does not exist', altered((q) => q.set('key', 'report-0000000000000000'))],
+    ['no expiry', altered((q) => q.delete('expires'))],
+  ];
+  for (const [what, target] of cases) {
+    const r = await fetch(target);
+    assert.equal(r.status, 401, what);
+    assert.ok(isTypedError(await r.json(), 'unauthorized'), what);
+  }
+  // The link stands in for the token: without a signature the token rules apply, and it is no token for anything.
+  const unsigned = await fetch(altered((q) => q.delete('signature')));
+  assert.equal(unsigned.status, 401);
+  const jsonRoute = await fetch(`${sys.baseUrl}/v1/orders/${mine.orderId}/content${url.search}`);
+  assert.equal(jsonRoute.status, 401, 'the JSON route keeps requiring the token');
+  // Another principal's own link, pointed at this order, is refused; its token reaches only its own orders.
+  const bLink = new URL((await content(b.token, theirs.orderId, 'md')).body.download_url);
+  const bPointed = await fetch(`${bLink.origin}${bLink.pathname.replace(theirs.orderId, mine.orderId)}${bLink.search}`);
+  assert.equal(bPointed.status, 401);
+  const bToken = await download(b.token, `${sys.config.webUrl}/api/orders/${mine.orderId}/content?format=md`);
+  assert.equal(bToken.res.status, 404);
+
+  // Expiry, with a link signed by the service's own key (as the service signs them): one that expired a second ago
+  // is refused, the same link a minute ahead works, so the refusal is the expiry's alone.
+  const key = await activeKey(sys.sql, 'report');
+  const signed = (expiresS: number) =>
+    `${sys.config.webUrl}/api/orders/${mine.orderId}/content?${signLink(
+      { orderId: mine.orderId, format: 'md', agentId: a.agentId, expiresS },
+      key!.kid,
+      linkKeyOf(key!),
+    )}`;
+  const now = Math.floor(Date.now() / 1000);
+  const expired = await fetch(signed(now - 1));
+  assert.equal(expired.status, 401);
+  assert.match((await expired.json()).message, /expired/);
+  const fresh = await fetch(signed(now + 60));
+  assert.equal(fresh.status, 200);
+  assert.equal(sha256(new Uint8Array(await fresh.arrayBuffer())), md.content_hash);
+});
+
 test('[DELIVERY-PDF-ORDER] the PDF an order bought is a real PDF of the judged edition, with its hashes in its metadata', async () => {
   const buyer = await sys.register();
   const claims: [string, string][] = [['c1', 'Alpha beta gamma delta.']];
@@ -222,6 +314,76 @@ test('[DELIVERY-PDF-ORDER] the PDF an order bought is a real PDF of the judged e
   const info = (await run('pdfinfo', ['-custom', file])).stdout;
   assert.match(info, new RegExp(`ContentHash:\\s+${pdf.body.content_hash}`));
   assert.match(info, new RegExp(`ReportDigest:\\s+${reportDigest}`));
+});
+
+test('[DELIVERY-PDF-SCRIPTS] an edition in Greek, Russian and Japanese, bought as md and pdf: every word readable in the PDF, none as a code point', async () => {
+  const buyer = await sys.register();
+  const { markdown, title, words } = scriptsArtifact();
+  const a = await publish(sys, seller.token, { title, content: markdown }, 'a-scripts');
+  await reportDigestOf(sys, seller.token, a.id);
+  const l = await sys.call('POST', '/v1/listings', {
+    token: seller.token,
+    body: { artifact_id: a.id, price_cents: 100, floor: 0.7, formats: ['md', 'pdf'] },
+    key: 'l-scripts',
+  });
+  assert.equal(l.status, 201, JSON.stringify(l.body));
+  const { orderId, state } = await buy(buyer, l.body.id, ['md', 'pdf'], 'buy-scripts');
+  assert.equal(state, 'released');
+
+  const md = await content(buyer.token, orderId, 'md');
+  assert.equal(md.status, 200, JSON.stringify(md.body));
+  assert.equal(md.body.content, markdown, 'the Markdown is the exact text');
+  // A render cached by the renderer of the standard fonts (pdf/1.0.0, which wrote all of this as code points) is
+  // not served: the PDF is rendered again under the current version.
+  const [order] = await sys.sql<{ edition_id: string }[]>`SELECT edition_id FROM orders WHERE id = ${orderId}`;
+  const stale = Buffer.from('%PDF-1.3\n% rendered in the standard fonts: <U+041F><U+0440>...\n%%EOF\n');
+  await sys.sql`
+    INSERT INTO rendered_pdfs (edition_id, renderer_version, bytes, digest)
+    VALUES (${order!.edition_id}, 'pdf/1.0.0', ${stale}, ${sha256(stale)})`;
+  const pdf = await content(buyer.token, orderId, 'pdf');
+  assert.equal(pdf.status, 200, JSON.stringify(pdf.body));
+  assert.equal(pdf.body.renderer, pdfRendererVersion);
+  const bytes = Buffer.from(pdf.body.content_base64, 'base64');
+  assert.equal(sha256(bytes), pdf.body.delivered_digest);
+  assert.notEqual(pdf.body.delivered_digest, sha256(stale));
+  const rendered = await sys.sql<{ renderer_version: string; renders: number }[]>`
+    SELECT renderer_version, renders FROM rendered_pdfs WHERE edition_id = ${order!.edition_id}
+    ORDER BY renderer_version`;
+  assert.deepEqual(
+    rendered.map((r) => [r.renderer_version, r.renders]),
+    [
+      ['pdf/1.0.0', 1],
+      [pdfRendererVersion, 1],
+    ],
+  );
+
+  await mkdir(artifacts, { recursive: true });
+  const file = `${artifacts}delivery-scripts.pdf`;
+  await writeFile(file, bytes);
+  const text = (await run('pdftotext', ['-raw', '-enc', 'UTF-8', file, '-'])).stdout;
+  assert.doesNotMatch(text, /<U\+[0-9A-F]{4,6}>/, 'no character is written as its code point');
+  const squeezed = text.replace(/\s+/g, '');
+  assert.deepEqual(
+    words.filter((w) => !squeezed.includes(w)),
+    [],
+    'words of the edition missing from its PDF',
+  );
+  for (const expected of [title, 'Grüße aus Zürich', `${title} · ${pdf.body.edition_id}`]) {
+    assert.ok(squeezed.includes(expected.replace(/\s+/g, '')), expected);
+  }
+  // Page 1 as a picture, to look at after the run.
+  await run('pdftoppm', [
+    '-png',
+    '-r',
+    '80',
+    '-f',
+    '1',
+    '-l',
+    '1',
+    '-singlefile',
+    file,
+    `${artifacts}delivery-scripts-page1`,
+  ]);
 });
 
 test('[DELIVERY-REFUSALS] a format not bought, another principal, a held order and a refunded order, over REST and MCP', async () => {
@@ -328,7 +490,10 @@ test('[DELIVERY-MCP] get_order_content returns the Markdown as a text resource a
     assert.equal(block.resource.text, rest.content);
     assert.equal(sha256(Buffer.from(block.resource.text, 'utf8')), rest.content_hash);
     assert.equal(block.resource._meta['assay/content_hash'], rest.content_hash);
-    assert.equal(block.resource.uri, rest.download_url);
+    // The resource is at a signed link of its own (a later expiry than the REST call's, perhaps).
+    const uri = new URL(block.resource.uri);
+    assert.equal(`${uri.origin}${uri.pathname}`, rest.download_url.split('?')[0]);
+    assert.equal(uri.searchParams.get('format'), 'md');
     const structured = md.structuredContent as any;
     assert.equal(structured.content, undefined, 'the bytes travel once, in the resource block');
     assert.equal(structured.content_hash, rest.content_hash);

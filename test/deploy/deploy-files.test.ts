@@ -13,6 +13,7 @@ import { allRoles } from '../../cli/roles.ts';
 import { configKeys, loadConfig, operations } from '../../contracts/index.ts';
 import { dropDatabase, freePort, systemEnv } from '../support/env.ts';
 import { startSystem } from '../support/system.ts';
+import { assayArgs } from '../support/assay-cli.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const deploy = join(root, 'deploy');
@@ -269,7 +270,12 @@ test('[DEPLOY-BALANCER] the balancer names both gateways on their ports, checks 
       gateways.map((g) => `${g.name}:${portOf(g.config)}`).sort(),
       `port ${port}: one server line for each gateway, on its port`,
     );
-    assert.ok(lines.includes(`option httpchk GET ${healthzPath}`), `port ${port}: checks ${healthzPath}`);
+    // HTTP/1.1 with a Host: uWS leaves HAProxy's default check (HTTP/1.0, no Host) unanswered.
+    assert.ok(lines.includes(`option httpchk GET ${healthzPath} HTTP/1.1`), `port ${port}: checks ${healthzPath}`);
+    assert.ok(
+      lines.some((l) => /^http-check send hdr host \S+$/.test(l)),
+      `port ${port}: the check sends a Host`,
+    );
     for (const l of servers) {
       const checkPort = /\bport (\d+)/.exec(l)?.[1];
       const server = gateways.find((g) => l.includes(` ${g.name}:`))!;
@@ -552,7 +558,7 @@ test('[DEPLOY-MIGRATE] assay migrate creates the database and applies every migr
   const database = new URL(env.DATABASE_URL!).pathname.slice(1);
   try {
     const run = () =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'cli/assay.ts', 'migrate'], {
+      spawnSync(process.execPath, [...assayArgs(), 'migrate'], {
         cwd: root,
         env: { ...process.env, ...env },
         encoding: 'utf8',

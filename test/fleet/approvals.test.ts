@@ -12,7 +12,7 @@ import { registerSeller, registerWithScopes, verifiedListing } from '../support/
 import { isTypedError } from '../support/http.ts';
 import { type StripeProcessor, startStripeProcessor } from '../support/stripe-processor.ts';
 import { accountWithClient, approvedTokens, discover, type oauth } from '../support/oauth.ts';
-import { type Agent, eventually, startSystem, type TestSystem } from '../support/system.ts';
+import { type Agent, eventually, projectionsCaughtUp, startSystem, type TestSystem } from '../support/system.ts';
 
 let offsetMs = 0;
 const clock: Clock = {
@@ -90,6 +90,7 @@ test('[FLEET-APPROVAL] above the threshold nothing is charged and pending_approv
   const balance = await balanceOf(buyer.token);
   const id = await waitingPurchase('wants-approval');
   assert.equal(await balanceOf(buyer.token), balance, 'nothing charged while it waits');
+  await projectionsCaughtUp(sys);
   assert.deepEqual(await ordersOf(buyer.token), [], 'no order while it waits');
   // The agent retrying its request is told the same, with the same request.
   const again = await buy(buyer.token, listingId, 'wants-approval');
@@ -180,11 +181,15 @@ test('[FLEET-APPROVAL] an approval runs the purchase rules again: refused, it st
   });
   assert.equal(lower.status, 201);
   const balance = await balanceOf(buyer.token);
+  await projectionsCaughtUp(sys);
+  const orders = await ordersOf(buyer.token);
   const refused = await decide(buyer.token, id, 'approve', 'approve-over-cap');
   assert.equal(refused.status, 403);
   assert.ok(isTypedError(refused.body, 'mandate_exceeded'));
   assert.match(refused.body.message, /stays pending.*per-item cap/);
   assert.equal(await balanceOf(buyer.token), balance);
+  await projectionsCaughtUp(sys);
+  assert.deepEqual(await ordersOf(buyer.token), orders, 'no order');
   const listed = await sys.call('GET', '/v1/approvals?state=pending', { token: buyer.token });
   assert.ok(listed.body.items.some((a: any) => a.id === id));
 
@@ -240,7 +245,7 @@ test('[FLEET-APPROVAL] only the principal decides, and only its own requests: sc
 let browser: Browser | null = null;
 let as: oauth.AuthorizationServer;
 
-test('[FLEET-APPROVAL-PAGE] on the account page a person sets the threshold, sees the waiting purchases, declines one and approves another', async (t) => {
+test('[FLEET-APPROVAL-PAGE] [FLEET-APPROVAL-CREDITS] on the account page a person sets the threshold, sees the waiting purchases, declines one and approves another', async (t) => {
   browser = await launchBrowser();
   if (!browser) return t.skip('chromium is not installed');
   as = await discover(sys.baseUrl);
@@ -286,16 +291,21 @@ test('[FLEET-APPROVAL-PAGE] on the account page a person sets the threshold, see
     const declinedReplay = await buy(agentToken, live.listingId, 'page-decline');
     assert.ok(isTypedError(declinedReplay.body, 'mandate_exceeded'));
 
-    // A live principal has no credits until live top-ups land: the approval is refused, says why, and waits on.
+    // [FLEET-APPROVAL-CREDITS] A live principal has no credits until live top-ups land: the approval is refused with
+    // a page that says what to do (add credits, then approve again), with the price and a link, and no request id.
     await page.locator(`form[action$="/account/approvals/${toApprove}/approve"] button`).click();
-    await page
-      .getByRole('alert')
-      .getByText(/stays pending.*available/)
-      .waitFor();
+    await page.getByRole('heading', { name: 'Add credits to approve this purchase' }).waitFor();
+    const refusedPage = await page.content();
+    assert.match(refusedPage, /costs <strong>\$20\.00<\/strong> and you have <strong>\$0\.00<\/strong> available/);
+    assert.match(refusedPage, /save a card on your account page/);
+    assert.ok(!refusedPage.includes(toApprove), 'no request id on the page');
     await screenshot(page, 'fleet-approvals-refused');
+    await page.getByRole('link', { name: 'Add credits' }).click();
+    await page.waitForURL(`${sys.baseUrl}/account#money`);
     const stillWaiting = await buy(agentToken, live.listingId, 'page-approve');
     assert.ok(isTypedError(stillWaiting.body, 'pending_approval'));
     assert.equal(stillWaiting.body.approval_id, toApprove);
+    await projectionsCaughtUp(sys);
     assert.deepEqual(await ordersOf(agentToken), [], 'nothing was bought');
     // The decided request is listed under recent decisions; the other still has its buttons.
     assert.equal(await page.locator('#approvals li.item').count(), 1);

@@ -3,7 +3,6 @@
 // left, and the operator command moves a principal to another plan.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { agentBucket, plans } from '../../contracts/index.ts';
 import { registerWithScopes } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { connectMcp, outcome } from '../support/mcp.ts';
@@ -13,12 +12,17 @@ import { type Agent, runCli, startSystem, type TestSystem } from '../support/sys
 let sys: TestSystem;
 let second: ExtraGateway;
 
-/** The Free plan's top-up bucket of one agent: 2 tokens, one more every 20 s, so a burst's outcome is exact. */
-const topupBurst = agentBucket(plans.free.principal.topup).burst;
-const readBurst = agentBucket(plans.free.principal.read).burst;
+// One agent's buckets, written out from docs/fleet.md (not read from contracts/plans.ts): each agent gets half of its
+// principal's burst and rate, at least one token.
+/** Free top-ups: the principal's 5 at 0.1 a second, so an agent's 2, one more every 20 s: a burst's outcome is exact. */
+const topupBurst = 2;
+/** Free reads: the principal's 60, so an agent's 30. */
+const readBurst = 30;
+/** Pro top-ups: the principal's 20, so an agent's 10. */
+const proTopupBurst = 10;
 
 before(async () => {
-  sys = await startSystem({ ASSAY_DEFAULT_PLAN: 'free' });
+  sys = await startSystem({ ASSAY_DEFAULT_PLAN: 'free', ASSAY_SANDBOX_PLAN: 'free' });
   second = await startExtraGateway(sys.env);
 });
 after(async () => {
@@ -145,11 +149,10 @@ test('[FLEET-PLAN] the operator command moves a principal to another plan, and i
   assert.match(set.stdout, /on the pro plan: 10000 purchases and 1000000 cents a day/);
   // Pro's top-up bucket is larger than Free's: more than Free's burst goes through now. A gateway may still hold a
   // Free batch of at most one token, so the first answer can show the old limit; the rest show Pro's.
-  const proBurst = agentBucket(plans.pro.principal.topup).burst;
   const results = [];
   for (let i = 0; i < topupBurst + 3; i++) results.push(await topUp(agent, `pro-${i}`));
   assert.ok(results.every((r) => r.status === 201));
-  assert.equal(results.at(-1)!.headers.get('x-ratelimit-limit'), String(proBurst));
+  assert.equal(results.at(-1)!.headers.get('x-ratelimit-limit'), String(proTopupBurst));
   const again = await runCli(sys, ['plan', 'show', agent.principalId]);
   assert.match(again.stdout, /on the pro plan:/);
   const unknown = await runCli(sys, ['plan', 'set', '00000000-0000-4000-8000-000000000000', 'pro']);

@@ -1,3 +1,4 @@
+// test-lane: serial (child processes, killed nodes and loads that must not share the cores with one another)
 // Assay on a 3-node NATS JetStream cluster (docs/operations.md, Durability and replicas): split roles (gateway,
 // workers, two actor hosts) as child processes with ASSAY_STREAM_REPLICAS=3 and NATS_URL naming all three nodes.
 // While agents buy over HTTP, the node leading the LEDGER stream is killed with SIGKILL and later restarted with
@@ -172,29 +173,39 @@ test('[HARDEN-NATS-CLUSTER] a 3-node cluster loses its LEDGER leader to SIGKILL 
     30_000,
   );
 
-  // Then the node holding most of the ledger's consumers dies too. The projectors read through ordered consumers,
-  // which have one replica and die with their node: each projection must notice and resume from its checkpoint.
-  // The shared ledger pass has one consumer, and after the first kill it may be between its old and its new one:
-  // wait until one is listed with its node.
-  const consumerCounts = await eventually(
-    'a ledger consumer listed with the node it lives on',
+  // Then the node holding the ledger's consumer dies too. The projectors read through an ordered consumer, which has
+  // one replica and dies with its node: the projections must notice and resume from their checkpoints. The shared
+  // ledger pass has one consumer, and after the first kill it may be between its old and its new one: wait until
+  // one is listed with its node. Only the one delivering counts (the furthest along): a consumer whose create timed
+  // out on the dead node may have been created there when it came back, and delivers nothing to anyone.
+  const consumerCounts = new Map<string, number>();
+  const consumerNodeName = await eventually(
+    'the ledger consumer delivering, listed with the node it lives on',
     async () => {
-      const counts = new Map<string, number>();
+      consumerCounts.clear();
+      let delivering: { at: string; seq: number } | null = null;
       for await (const c of jsm.consumers.list(ledgerStream)) {
         const at = c.cluster?.leader;
-        if (at) counts.set(at, (counts.get(at) ?? 0) + 1);
+        if (!at) continue;
+        consumerCounts.set(at, (consumerCounts.get(at) ?? 0) + 1);
+        if (!delivering || c.delivered.stream_seq > delivering.seq) delivering = { at, seq: c.delivered.stream_seq };
       }
-      return counts.size > 0 ? counts : undefined;
+      return delivering && delivering.seq > 0 ? delivering.at : undefined;
     },
     15_000,
   );
-  const [consumerNodeName, consumersLost] = [...consumerCounts].sort((a, b) => b[1] - a[1])[0]!;
   const consumerNode = cluster.nodes.find((n) => n.name === consumerNodeName)!;
-  assert.ok(consumersLost > 0, 'a ledger consumer lives on the node killed');
-  const seqAtSecondKill = (await jsm.streams.info(ledgerStream)).state.last_seq;
+  const consumersLost = consumerCounts.get(consumerNodeName)!;
   const secondKillAt = Date.now();
   await consumerNode.kill('SIGKILL');
-  // A fact appended after the kill can reach a projection only through a consumer that is alive.
+  // Read once the node is dead: whatever its consumer delivered is at or below this. A fact appended after it can
+  // reach a projection only through a consumer that is alive (one read before the kill let a fact the dying
+  // consumer still delivered pass for a recovery).
+  const seqAtSecondKill = await load.whileLoading(
+    'the ledger to answer after the second kill',
+    async () => (await jsm.streams.info(ledgerStream)).state.last_seq,
+    30_000,
+  );
   const appendedAfter = await load.whileLoading(
     'a fact appended after the second kill',
     async () => {
@@ -249,8 +260,8 @@ test('[HARDEN-NATS-CLUSTER] a 3-node cluster loses its LEDGER leader to SIGKILL 
     `nats cluster fail-over: killed ${victim.name} (LEDGER leader); first purchase after the kill served after ` +
       `${failover.firstMs} ms, every agent served after ${failover.allMs} ms, last 503 answered ` +
       `${lastRefusal - killedAt} ms after the kill; ${consumersOnVictim} ledger consumers died with it; ` +
-      `restarted node current after ${caughtUp} ms; then killed ${consumerNode.name} holding ${consumersLost} of ` +
-      `the ledger's consumers ${JSON.stringify([...consumerCounts])}: both projections moved on after ` +
+      `restarted node current after ${caughtUp} ms; then killed ${consumerNode.name} holding the delivering ledger ` +
+      `consumer (${consumersLost} of those listed by node: ${JSON.stringify([...consumerCounts])}): both projections moved on after ` +
       `${projectorsMs} ms; ${orders} orders, ` +
       `${refused} keys answered 503 and retried; answers ${JSON.stringify(statusCounts(load.attempts))}`,
   );

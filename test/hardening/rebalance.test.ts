@@ -1,3 +1,4 @@
+// test-lane: serial (child processes, killed nodes and loads that must not share the cores with one another)
 // Live rebalancing (docs/operations.md, Rebalancing): two actor hosts serve while agents buy over HTTP; a third host
 // joins and takes its share; one host is stopped with SIGTERM and hands its shards over at once (it deletes its
 // leases, so the survivors claim them free: no lease lapses); another is killed with SIGKILL and its shards move
@@ -21,10 +22,6 @@ import { eventually, startSystem, type TestSystem } from '../support/system.ts';
 // The defaults, so the figures measured here are the ones an operator gets.
 const leaseTtlMs = 3000;
 const leaseRenewMs = 750;
-/** A graceful stop hands over by release: it must finish well before any lease could lapse. */
-const gracefulBoundMs = leaseTtlMs;
-/** A killed host's leases lapse after the TTL; a survivor claims them on its next tick (plus a loaded machine's slack). */
-const killBoundMs = leaseTtlMs + leaseRenewMs + 5000;
 
 let sys: TestSystem;
 const hosts: RoleProcess[] = [];
@@ -138,8 +135,9 @@ test('[HARDEN-REBALANCE] a host joins, one stops with SIGTERM (release: under th
 
   assert.deepEqual(lapsedAfterTerm, [], 'after a SIGTERM no lease is taken over as lapsed: they were released');
   assert.ok(tookOver.length > 0, 'after a SIGKILL the survivor took over lapsed leases');
-  assert.ok(gracefulMs < gracefulBoundMs, `graceful handover took ${gracefulMs} ms (bound ${gracefulBoundMs} ms)`);
-  assert.ok(killMs < killBoundMs, `handover after a kill took ${killMs} ms (bound ${killBoundMs} ms)`);
+  // How long each handover took is printed below, not asserted (no timing assertions in the suite): that a SIGTERM
+  // hands over by release, before any lease lapses, is what lapsedAfterTerm proves; that a SIGKILL's leases are
+  // taken over once they lapse, what tookOver proves.
   /** 503s answered in [fromMs, toMs), by message. */
   const refusedIn = (fromMs: number, toMs: number) =>
     statusCounts(load.attempts.filter((a) => a.status === 503 && a.answeredAtMs >= fromMs && a.answeredAtMs < toMs));

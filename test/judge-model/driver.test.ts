@@ -30,12 +30,12 @@ const fresh = () => {
 
 const passage = 'Streams keep messages for 2 minutes by default. Consumers acknowledge each message.';
 
-test('[JUDGE-MODEL-PROMPT] a run names the model id the endpoint answered with, version 2.1.0 and the prompt hash; requests ask for log-probabilities at temperature 0', async () => {
+test('[JUDGE-MODEL-PROMPT] a run names the model id the endpoint answered with, version 2.2.0 and the prompt hash; requests ask for log-probabilities at temperature 0', async () => {
   fresh();
   const run = await testJudge(server).judge([{ claim: 'Streams keep messages. verdict:supported', passage }]);
   assert.equal(run.model, answeredModelDefault);
   assert.notEqual(run.model, requestedAlias);
-  assert.equal(run.version, '2.1.0');
+  assert.equal(run.version, '2.2.0');
   assert.equal(run.promptHash, modelPromptHash);
   assert.equal(server.requests, 1);
   const { body, model } = server.received[0]!;
@@ -229,7 +229,7 @@ test('[JUDGE-MODEL-CONFIG] built from the configuration: URL, model, key or key 
   assert.equal(judge.driver, 'openai');
   assert.equal(judge.options.concurrency, 3);
   assert.equal(judge.options.requestTimeoutMs, 1500);
-  assert.deepEqual(judge.versions, ['2.1.0']);
+  assert.deepEqual(judge.versions, ['2.1.0', '2.2.0']);
   const run = await judge.judge([{ claim: 'verdict:supported', passage }]);
   assert.equal(run.model, answeredModelDefault);
   await judge.close();

@@ -12,6 +12,7 @@ import {
   modelPromptText,
   modelPromptVersion,
   parseVerdict,
+  quoteFence,
   renderPrompt,
   supportedProbability,
   type TokenLogprob,
@@ -20,18 +21,19 @@ import { judgeVersionSequence } from '../../actors/verification/judges/port.ts';
 
 const doc = readFileSync(new URL('../../docs/verification.md', import.meta.url), 'utf8');
 
-test('[JUDGE-MODEL-PROMPT] version 2.1.0, next in the shared sequence; the hash is sha256 of the exact prompt text, which the docs quote', () => {
-  assert.equal(modelPromptVersion, '2.1.0');
+test('[JUDGE-MODEL-PROMPT] version 2.2.0, last in the shared sequence; the hash is sha256 of the exact prompt text, which the docs quote', () => {
+  assert.equal(modelPromptVersion, '2.2.0');
   const sequence = [...judgeVersionSequence.builtin, ...judgeVersionSequence.modelPrompt];
-  assert.equal(sequence.indexOf(modelPromptVersion), judgeVersionSequence.builtin.length);
+  assert.equal(sequence.at(-1), modelPromptVersion);
   assert.equal(modelPromptHash, `sha256:${createHash('sha256').update(modelPromptText).digest('hex')}`);
   const quoted = /<!-- model-prompt:start -->\n```text\n([\s\S]*?)\n```\n<!-- model-prompt:end -->/.exec(doc)?.[1];
   assert.equal(quoted, modelPromptText, 'docs/verification.md quotes the prompt exactly, between its markers');
   assert.ok(doc.includes(modelPromptHash), 'docs/verification.md names the prompt hash');
   // Substitution is one pass: text in the passage that looks like a placeholder stays as it is.
   const rendered = renderPrompt('a passage mentioning {{claim}}', 'the claim');
-  assert.ok(rendered.includes('a passage mentioning {{claim}}\n>>>'));
-  assert.ok(rendered.includes('<<<\nthe claim\n>>>'));
+  const fence = quoteFence(['a passage mentioning {{claim}}', 'the claim']);
+  assert.ok(rendered.includes(`<<<${fence}\na passage mentioning {{claim}}\n${fence}>>>`));
+  assert.ok(rendered.includes(`<<<${fence}\nthe claim\n${fence}>>>`));
 });
 
 test('[JUDGE-MODEL-MALFORMED] only the JSON asked for is an answer (whitespace and one code fence tolerated)', () => {

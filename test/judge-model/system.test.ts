@@ -68,7 +68,7 @@ const buyer = async (mandate: object) => {
 const buy = (token: string, listingId: string, key: string) =>
   sys.call('POST', '/v1/orders', { token, body: { listing_id: listingId, formats: ['md'] }, key });
 
-test('[JUDGE-MODEL-REPORT] a model-judged report names the answered model, prompt 2.1.0 and its hash, and verifies offline', async () => {
+test('[JUDGE-MODEL-REPORT] a model-judged report names the answered model, prompt 2.2.0 and its hash, and verifies offline', async () => {
   const artifactId = await publish('named', [
     ['c1', 'A stream keeps duplicate ids for 2 minutes.'],
     ['c2', 'A stream keeps duplicate ids for 2 hours. verdict:contradicted'],
@@ -76,7 +76,7 @@ test('[JUDGE-MODEL-REPORT] a model-judged report names the answered model, promp
   const digest = await reportDigestOf(sys, seller.token, artifactId);
   const report = (await sys.call('GET', `/v1/reports/${digest}`, { token: seller.token })).body;
   assert.equal(report.judgeModel, answeredModelDefault, 'the id the endpoint answered with, not the alias');
-  assert.equal(report.judgePromptVersion, '2.1.0');
+  assert.equal(report.judgePromptVersion, '2.2.0');
   assert.equal(report.judgePromptHash, modelPromptHash);
   assert.deepEqual(report.judge, { driver: 'openai', entailmentFrom: 'logprobs' });
   assert.deepEqual(
@@ -101,11 +101,11 @@ test('[JUDGE-MODEL-VERSIONS] mandates filter a model-judged artifact by judge ve
   const artifactId = await publish('versions', [['c1', 'A stream keeps duplicate ids for 2 minutes.']]);
   await reportDigestOf(sys, seller.token, artifactId);
   const listingId = await list(artifactId, 'versions');
-  const wantsNewer = await buyer({ min_judge_version: '2.2.0' });
+  const wantsNewer = await buyer({ min_judge_version: '2.3.0' });
   const refused = await buy(wantsNewer, listingId, 'v1');
   assert.equal(refused.status, 403);
   assert.ok(isTypedError(refused.body, 'judge_version_rejected'));
-  assert.equal((await buy(await buyer({ min_judge_version: '2.1.0' }), listingId, 'v2')).status, 201);
+  assert.equal((await buy(await buyer({ min_judge_version: '2.2.0' }), listingId, 'v2')).status, 201);
   // The built-in judge's 2.0.0 is below the model prompt in the one sequence: a mandate asking for it accepts both.
   assert.equal((await buy(await buyer({ min_judge_version: '2.0.0' }), listingId, 'v3')).status, 201);
 
@@ -116,7 +116,7 @@ test('[JUDGE-MODEL-VERSIONS] mandates filter a model-judged artifact by judge ve
     '--title',
     'o',
     '--judge-versions',
-    '2.1.0',
+    '2.2.0',
     '--judge-model',
     'x',
   ]);
@@ -128,7 +128,7 @@ test('[JUDGE-MODEL-VERSIONS] mandates filter a model-judged artifact by judge ve
     '--title',
     'model',
     '--judge-versions',
-    '2.1.0',
+    '2.2.0',
     '--judge-model',
     answeredModelDefault,
   ]);
@@ -183,4 +183,52 @@ test('[JUDGE-MODEL-PENDING] with the endpoint down the edition waits and its ord
   const report = (await sys.call('GET', `/v1/reports/${digest}`, { token })).body;
   assert.equal(report.subject.editionId, edition.body.currentEdition.id);
   assert.equal(report.judgeModel, answeredModelDefault, 'judged by the model when it was back, not by another judge');
+});
+
+test('[JUDGE-ERROR-WAITS] a claim the model gives no verdict for (judge_error) makes the edition wait, its order held, instead of a report that fails it', async () => {
+  const artifactId = await publish('no-verdict', [['c1', 'A stream keeps duplicate ids for 2 minutes.']]);
+  await reportDigestOf(sys, seller.token, artifactId);
+  const listingId = await list(artifactId, 'no-verdict');
+  // Every answer is prose, not the JSON verdict asked for: each claim ends judge_error.
+  server.always = { kind: 'content', content: 'Supported.' };
+  const answeredBefore = server.requests;
+  const edition = await sys.call('POST', `/v1/artifacts/${artifactId}/editions`, {
+    token: seller.token,
+    body: { content: artifactContent('no-verdict', [['c1', 'Duplicate ids are kept two minutes.']], passage) },
+    key: 'e-no-verdict',
+  });
+  assert.equal(edition.status, 201);
+  const token = await buyer({});
+  assert.equal((await buy(token, listingId, 'nv1')).status, 201);
+  // Asked twice (the answer, then the one retry), with a claim no verdict is cached for: no report, the order held.
+  await eventually('the judge to have been asked', async () =>
+    server.requests >= answeredBefore + 2 ? true : undefined,
+  );
+  const editionId = edition.body.currentEdition.id as string;
+  const [row] = await sys.sql<{ reports: number }[]>`
+    SELECT count(*)::int AS reports FROM reports WHERE edition_id = ${editionId}`;
+  assert.equal(row!.reports, 0, 'no report counts the unanswered claim as 0');
+  const held = await eventually('the order to be projected', async () => {
+    const o = (await sys.call('GET', '/v1/orders', { token })).body.items[0];
+    return o ?? undefined;
+  });
+  assert.equal(held.state, 'held');
+  // The model answers again: the same edition is judged, reported and the order released.
+  server.always = null;
+  const settled = await eventually(
+    'the report to arrive and settle the order',
+    async () => {
+      const o = (await sys.call('GET', '/v1/orders', { token })).body.items[0];
+      return o?.state === 'released' ? o : undefined;
+    },
+    30_000,
+  );
+  assert.equal(settled.refundReason, null);
+  const digest = await reportDigestOf(sys, seller.token, artifactId);
+  const report = (await sys.call('GET', `/v1/reports/${digest}`, { token })).body;
+  assert.equal(report.subject.editionId, editionId);
+  assert.deepEqual(
+    report.claims.map((c: { state: string }) => c.state),
+    ['verified'],
+  );
 });

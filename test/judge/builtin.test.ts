@@ -196,6 +196,9 @@ test('[JUDGE-REPRODUCIBLE] 1.0.0, 1.1.0 and 1.2.0 give exactly what they gave be
   // 2.0.0 as released: its rules text (word lists included) and what it gives. A change to either is a new version.
   assert.equal(digest('2.0.0'), '40aeeae2cc46ed6e27fd2d6aeed844008f34d5a05c9d4e12f46ff1f0594948f8');
   assert.equal(judgePromptHash('2.0.0'), 'sha256:d4d65a7177632698b21ae6eae6605e0627ba5d2d6268aac5948a58e3a525a069');
+  // 3.0.0 as released, measured on the reference set with these rules (actors/verification/judges/quality.ts).
+  assert.equal(digest('3.0.0'), '86ed93ab45302529669ba4a6a78d7d442ee23da3870e5fdb06fe895b04b3d4db');
+  assert.equal(judgePromptHash('3.0.0'), 'sha256:1786497f1f7c816279b0923b3b01f80b5cd2910d8f915b3c2c287ec327ef8b0e');
   const passage = 'The default duplicate window of a stream is 2 minutes. Streams are not replicated by default.';
   const pinned: [string, string, number, string][] = [
     ['The default duplicate window of a stream is two minutes.', '1.2.0', 0.7633, 'verified'],
@@ -223,11 +226,11 @@ test('[JUDGE-DETERMINISTIC] the same claim and passage give the same judgement e
 });
 
 test('[JUDGE-PORT] the built-in judge behind the port: every version, rules, no usage; configuration picks it', async () => {
-  assert.equal(currentJudgeVersion, '2.0.0');
-  assert.deepEqual(judgeVersions, ['1.0.0', '1.1.0', '1.2.0', '2.0.0']);
+  assert.equal(currentJudgeVersion, '3.0.0');
+  assert.deepEqual(judgeVersions, ['1.0.0', '1.1.0', '1.2.0', '2.0.0', '3.0.0']);
   assert.deepEqual([...builtinJudge.versions], [...judgeVersionSequence.builtin]);
   assert.equal(builtinJudge.driver, 'builtin');
-  assert.equal(builtinJudge.version, '2.0.0');
+  assert.equal(builtinJudge.version, '3.0.0');
   const cases = [
     { claim: 'By default an idle session expires after two hours.', passage: session },
     { claim: 'By default an idle session expires after 2 minutes.', passage: session },
@@ -243,9 +246,34 @@ test('[JUDGE-PORT] the built-in judge behind the port: every version, rules, no 
       usage: null,
     });
   }
-  assert.equal((await builtinJudge.judge(cases)).version, '2.0.0');
+  assert.equal((await builtinJudge.judge(cases)).version, '3.0.0');
   await assert.rejects(builtinJudge.judge(cases, '0.9.0'), /unknown judge version/);
   assert.equal(judgeFromConfig(loadConfig({ ASSAY_JUDGE: 'builtin' })), builtinJudge);
   assert.throws(() => judgeFromConfig(loadConfig({ ASSAY_JUDGE: 'openai' })), /ASSAY_JUDGE_URL is not set/);
   assert.match(judgePromptHash('2.0.0'), /^sha256:[0-9a-f]{64}$/);
+});
+
+const held =
+  'The proxy held the lock while it wrote the file. Only the owner can delete endpoints; other members receive 403.';
+
+test('[JUDGE-3-EVIDENCE] 3.0.0 verifies only on positive evidence: a word the passage lacks, or a subject it states of something else, is not verified where 2.0.0 verified it', () => {
+  const rows: [passage: string, claim: string, v3: State, v2: State][] = [
+    // Rule 14: a relation word the passage does not have (removes, not keeps) is no evidence.
+    ['Release 5.0 removes the XML export.', 'Release 5.0 keeps the XML export.', 'partially_supported', 'verified'],
+    [held, 'The proxy held the lock while it wrote the log.', 'partially_supported', 'verified'],
+    // Rule 16: the subject of "delete" in the clause that says who may delete is the owner, not the members.
+    [held, 'Other members can delete endpoints.', 'partially_supported', 'verified'],
+  ];
+  for (const [passage, claim, v3, v2] of rows) {
+    assert.equal(judgeClaim(claim, passage, '3.0.0').state, v3, `3.0.0 on "${claim}"`);
+    assert.equal(judgeClaim(claim, passage, '2.0.0').state, v2, `2.0.0 on "${claim}"`);
+  }
+  // What the passage does say is still verified.
+  assert.equal(judgeClaim('Only the owner can delete endpoints.', held, '3.0.0').state, 'verified');
+});
+
+test("[JUDGE-3-IRREGULAR] 3.0.0 reduces irregular forms through WordNet's exception lists (held: hold, wrote: write); 2.0.0 does not", () => {
+  const claim = 'The proxy holds the lock while it writes the file.';
+  assert.deepEqual(judgeClaim(claim, held, '3.0.0'), { entailment: 1, state: 'verified' });
+  assert.equal(judgeClaim(claim, held, '2.0.0').state, 'partially_supported');
 });

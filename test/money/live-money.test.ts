@@ -3,15 +3,23 @@
 // does: saving a card, live top-ups credited only by the processor's signed webhook (once, however often it comes),
 // typed refusals, forged and stale webhooks refused, 50 principals topping up with webhooks out of order and
 // duplicated, and payout runs that pay each released accrual once through a crash and a rerun.
+import { internalRequest } from '../../contracts/index.ts';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import Stripe from 'stripe';
-import { askInternal, internalRequest } from '../../actors/index.ts';
+import { askInternal } from '../../actors/index.ts';
 import { sellerScopes, verifiedListing } from '../support/catalog.ts';
 import { contextCall, issueApiKey } from '../support/context-api.ts';
 import { isTypedError } from '../support/http.ts';
-import { signUp, type WebJar } from '../support/oauth.ts';
+import {
+  balanceOf as balanceOfPerson,
+  buyerScopes,
+  type LivePerson,
+  livePerson as livePersonOf,
+  saveCard as saveCardOf,
+  topUp as topUpOf,
+} from '../support/live-money.ts';
 import { signatureHeader, type StripeProcessor, startStripeProcessor } from '../support/stripe-processor.ts';
 import { eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
 import { mintToken } from '../support/tokens.ts';
@@ -19,7 +27,6 @@ import { mintToken } from '../support/tokens.ts';
 let sys: TestSystem;
 let processor: StripeProcessor;
 let stripe: Stripe;
-const buyerScopes = ['read:artifact', 'read:trust', 'purchase', 'manage:mandate'];
 
 before(async () => {
   processor = await startStripeProcessor({ webhookRetryDelaysMs: [50, 100, 200] });
@@ -30,6 +37,10 @@ before(async () => {
     ASSAY_PAYOUT_INTERVAL_MS: '0',
     // Webhooks in the export test point at a loopback address nothing listens on.
     ASSAY_WEBHOOK_ALLOW_LOOPBACK: 'true',
+    // People sign up on the web here: passwords are not what this file tests, so they hash cheaply, and the
+    // per-address sign-up limit is out of their way.
+    ASSAY_PASSWORD_SCRYPT_LOG_N: '12',
+    ASSAY_SIGNIN_ATTEMPTS_PER_MINUTE: '100',
   });
   processor.setWebhookUrl(`${sys.config.webUrl}/api/stripe/webhook`);
   stripe = new Stripe(processor.apiKey, { host: '127.0.0.1', port: processor.port, protocol: 'http' });
@@ -39,42 +50,12 @@ after(async () => {
   await processor?.close();
 });
 
-interface Person {
-  jar: WebJar;
-  principalId: string;
-  token: string;
-}
+type Person = LivePerson;
 
-/** A person who signed up on the web, with a live agent token of their principal. */
-async function livePerson(email: string, scopes = buyerScopes): Promise<Person> {
-  const jar = await signUp(sys.baseUrl, email);
-  const page = await (await jar.get('/account')).text();
-  const principalId = /Principal id<\/dt><dd><code>([0-9a-f-]{36})<\/code>/.exec(page)?.[1];
-  assert.ok(principalId, 'the account page shows the principal id');
-  return { jar, principalId, token: await mintToken(sys.config, { principalId, sandbox: false, scopes }) };
-}
-
-/** The account page's "Save a card": to the processor's checkout, where the person submits `card`. */
-async function saveCard(p: Person, card: 'pm_card_visa' | 'pm_card_chargeDeclined' | 'pm_card_authenticationRequired') {
-  const res = await p.jar.post('/account/card', {});
-  assert.equal(res.status, 303, await res.text());
-  const checkout = new URL(res.headers.get('location')!);
-  assert.equal(checkout.origin, new URL(processor.url).origin, 'the person is sent to the processor');
-  const session = processor.events.length; // the session id is in the processor's records
-  const sessionId = [...checkout.pathname.split('/')].find((s) => s.startsWith('cs_'));
-  assert.ok(sessionId, `a checkout session in ${checkout} (${session} events so far)`);
-  processor.completeCheckout(sessionId, card);
-  await eventually('the card saved on the account page', async () => {
-    const page = await (await p.jar.get('/account')).text();
-    return /ending in \d{4}/.test(page) ? page : undefined;
-  });
-}
-
-const balanceOf = async (p: Person) =>
-  (await sys.call('GET', '/v1/balance', { token: p.token })).body.balance_cents as number;
-
-const topUp = (p: Person, credits: number, key: string) =>
-  sys.call('POST', '/v1/topups', { token: p.token, body: { credits }, key });
+const livePerson = (email: string, scopes = buyerScopes) => livePersonOf(sys, email, scopes);
+const saveCard = (p: Person, card: Parameters<typeof saveCardOf>[2]) => saveCardOf(processor, p, card);
+const balanceOf = (p: Person) => balanceOfPerson(sys, p);
+const topUp = (p: Person, credits: number, key: string) => topUpOf(sys, p, credits, key);
 
 test('[MONEY-TOPUP] a saved card tops up 25 credits: pending, then the signed webhook credits 2,500 cents once, however often it comes', async () => {
   const p = await livePerson('topup@example.com');
@@ -206,6 +187,45 @@ test('[MONEY-WEBHOOK-FORGED] a bad signature, a stale timestamp or a body change
   const ignored = await post(other, signatureHeader(other, processor.webhookSecret, now));
   assert.equal(ignored.status, 200);
   assert.deepEqual(await ignored.json(), { received: true, handled: false });
+});
+
+test('[MONEY-WEBHOOK-SHAPE] a signed event of a type Assay acts on, in a shape it cannot read, is refused (the processor sends it again) and credits nothing; read right, it credits once', async () => {
+  const p = await livePerson('shape@example.com');
+  const intent = {
+    id: `pi_${randomUUID().replaceAll('-', '')}`,
+    object: 'payment_intent',
+    amount: 700,
+    amount_received: 700,
+    status: 'succeeded',
+    metadata: { kind: 'assay_topup', principal_id: p.principalId, topup_id: 'top_shape' },
+  };
+  const eventOf = (object: Record<string, unknown>) => ({
+    id: `evt_${randomUUID().replaceAll('-', '')}`,
+    object: 'event',
+    type: 'payment_intent.succeeded',
+    api_version: '2026-10-28.endive',
+    created: Math.floor(Date.now() / 1000),
+    data: { object },
+  });
+  const post = (event: unknown) => {
+    const payload = JSON.stringify(event);
+    return fetch(`${sys.config.webUrl}/api/stripe/webhook`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'stripe-signature': signatureHeader(payload, processor.webhookSecret, Math.floor(Date.now() / 1000)),
+      },
+      body: payload,
+    });
+  };
+  // The amount as text: not a shape the payments service reads, so it is not taken as some other amount.
+  const unreadable = await post(eventOf({ ...intent, amount_received: '700' }));
+  assert.equal(unreadable.status, 503);
+  assert.ok(isTypedError(await unreadable.json(), 'unavailable'));
+  assert.equal(await balanceOf(p), 0);
+  const read = await post(eventOf(intent));
+  assert.equal(read.status, 200);
+  assert.equal(await balanceOf(p), 700);
 });
 
 test('[MONEY-CONCURRENT] 50 live principals top up at once while their webhooks arrive shuffled and duplicated: every balance equals its succeeded payments', async () => {
@@ -371,6 +391,8 @@ test('[MONEY-PAYOUTS] payout runs transfer each released live accrual once, neve
       fromSeq: position.body.payoutThroughSeq,
       throughSeq,
       amountCents: 300,
+      // The projection holds this accrual, so its checkpoint is at least its sequence.
+      checkedThroughSeq: throughSeq,
     }),
     10_000,
   );

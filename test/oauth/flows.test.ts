@@ -257,21 +257,50 @@ test('[OAUTH-ACCOUNT-PAGE] the account page lists grants and live tokens, and it
   const request = await authorizationRequest(as, client, redirectUri, { scope: 'read:artifact' });
   await page.goto(request.url.toString());
   const callback = await consentCallback(() => page.getByRole('button', { name: /allow|approve/i }).click());
-  const tokens = await redeemCode(as, client, callback, request);
-  assert.equal((await sys.call('GET', '/v1/search', { token: tokens.access_token })).status, 200);
+  const first = await redeemCode(as, client, callback, request);
+  // A refresh gives the same grant a second access token; the first stays live until its expiry or a revocation.
+  const second = await oauth.processRefreshTokenResponse(
+    as,
+    client,
+    await oauth.refreshTokenGrantRequest(as, client, oauth.None(), first.refresh_token!, insecure),
+  );
+  const firstJti: string = accessTokenClaims(first.access_token).jti;
+  const secondJti: string = accessTokenClaims(second.access_token).jti;
+  const grantId: string = accessTokenClaims(first.access_token).gid;
+  assert.notEqual(firstJti, secondJti);
+  assert.equal(accessTokenClaims(second.access_token).gid, grantId, 'a refresh stays in its grant');
+  for (const token of [first.access_token, second.access_token]) {
+    assert.equal((await sys.call('GET', '/v1/search', { token })).status, 200);
+  }
+
   await page.goto(`${sys.baseUrl}/account`);
   await screenshot(page, 'oauth-account');
-  const claims = accessTokenClaims(tokens.access_token);
-  const form = page.locator(`form[action$="/account/grants/${claims.gid}/revoke"]`);
-  await form.getByRole('button').click();
+  const grant = page.locator('li.item', { has: page.locator(`form[action$="/account/grants/${grantId}/revoke"]`) });
+  const liveTokens = async () => (await grant.locator('ul.tokens code').allTextContents()).sort();
+  assert.deepEqual(await liveTokens(), [firstJti, secondJti].sort(), 'the grant lists both live access tokens');
+
+  // Revoking one token from the page stops that token only.
+  await grant.locator(`form[action$="/account/tokens/${firstJti}/revoke"]`).getByRole('button').click();
+  await page.waitForURL(/\/account\?done=revoke_token/);
+  assert.equal((await sys.call('GET', '/v1/search', { token: first.access_token })).status, 401, 'the revoked token');
+  assert.equal((await sys.call('GET', '/v1/search', { token: second.access_token })).status, 200, 'its sibling');
+  assert.deepEqual(await liveTokens(), [secondJti], 'the revoked token leaves the list');
+
+  // Revoking the grant stops every token it gave, and its refresh token.
+  await grant.locator(`form[action$="/account/grants/${grantId}/revoke"]`).getByRole('button').click();
   await page.waitForURL(/\/account\?done=revoke_grant/);
-  assert.equal((await sys.call('GET', '/v1/search', { token: tokens.access_token })).status, 401);
+  assert.equal((await sys.call('GET', '/v1/search', { token: second.access_token })).status, 401);
   const refused = await tokenError(
     oauth.processRefreshTokenResponse(
       as,
       client,
-      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, insecure),
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), second.refresh_token!, insecure),
     ),
   );
   assert.equal(refused, 'invalid_grant');
+  assert.equal(
+    await page.locator(`form[action$="/account/grants/${grantId}/revoke"]`).count(),
+    0,
+    'the revoked grant leaves the page',
+  );
 });

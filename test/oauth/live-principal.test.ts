@@ -29,7 +29,7 @@ async function liveAgent(email: string, scope: string): Promise<{ jar: WebJar; t
 const buy = (token: string, listingId: string, key: string) =>
   sys.call('POST', '/v1/orders', { token, key, body: { listing_id: listingId, formats: ['md'] } });
 
-test('[OAUTH-LIVE-PRINCIPAL] OAuth tokens are live: the sandbox line holds both ways, and purchases need a mandate, then credits', async () => {
+test('[OAUTH-LIVE-PRINCIPAL] [JUDGE-QUALITY-MANDATE] [MONEY-NO-PROCESSOR] OAuth tokens are live: the sandbox line holds both ways, and purchases need a mandate (with its judge filter from the account page), then credits', async () => {
   const seller = await liveAgent('seller@example.com', 'read:artifact read:trust purchase publish');
   const buyer = await liveAgent('buyer@example.com', 'read:artifact purchase');
   const sandboxSeller = await registerSeller(sys);
@@ -73,11 +73,36 @@ test('[OAUTH-LIVE-PRINCIPAL] OAuth tokens are live: the sandbox line holds both 
   assert.equal(broke.status, 409);
   assert.ok(isTypedError(broke.body, 'insufficient_credits'));
 
-  // This deployment has no payment processor: a live top-up says so (503), and credits nothing.
+  // The account page's judge filter (JUDGE-QUALITY-MANDATE): a specificity above what the built-in judge measured is
+  // refused before the money is looked at, and the page shows what was set.
+  const strict = await buyer.jar.post('/account/mandate', {
+    per_item_cap_cents: '1000',
+    min_trust: '0',
+    min_judge_version: '',
+    min_judge_specificity: '0.99',
+    idempotency_key: 'mandate-2',
+  });
+  assert.equal(strict.status, 303, await strict.text());
+  const mandates = await sys.call('GET', '/v1/mandates', { token: buyer.token });
+  assert.equal(mandates.body.items[0].minJudgeSpecificity, 0.99);
+  const page = await (await buyer.jar.get('/account')).text();
+  assert.match(page, /id="min-judge-specificity"[^>]*value="0\.99"/);
+  const unmeasured = await buy(buyer.token, live.listingId, 'third');
+  assert.equal(unmeasured.status, 403);
+  assert.ok(isTypedError(unmeasured.body, 'judge_version_rejected'), JSON.stringify(unmeasured.body));
+
+  // [MONEY-NO-PROCESSOR] This deployment has no payment processor: a configuration, not an outage. A live top-up
+  // says the deployment takes no card payments, not to retry, and credits nothing; the account page offers no card.
   const topUp = await sys.call('POST', '/v1/topups', { token: buyer.token, body: { credits: 5 }, key: 'top-up' });
-  assert.equal(topUp.status, 503);
-  assert.ok(isTypedError(topUp.body, 'unavailable'));
-  assert.match(topUp.body.message, /payment processor.*not configured/);
+  assert.equal(topUp.status, 403);
+  assert.ok(isTypedError(topUp.body, 'payments_not_configured'), JSON.stringify(topUp.body));
+  assert.equal(topUp.body.retryable, false);
+  assert.equal(topUp.body.remediation, 'ask_the_operator');
+  assert.equal(topUp.headers.get('retry-after'), null);
+  assert.match(topUp.body.message, /takes no card payments/);
+  const money = await (await buyer.jar.get('/account')).text();
+  assert.doesNotMatch(money, /Save a card/);
+  assert.match(money, /Card payments are not configured on this deployment/);
 
   const balance = await sys.call('GET', '/v1/balance', { token: buyer.token });
   assert.deepEqual(balance.body, { balance_cents: 0, currency: 'credit' });

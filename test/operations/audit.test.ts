@@ -203,3 +203,46 @@ test('[HARDEN-AUDIT-DUPLICATE] a fact appended with the id of an earlier one is 
   assert.deepEqual(byKind.get('parked_fact'), [`projection events:${sys.names.streams.ledger.name}`]);
   assert.deepEqual([...byKind.keys()].sort(), ['event_id_duplicate', 'fact_id_duplicate', 'parked_fact']);
 });
+
+test('[HARDEN-AUDIT-CONSERVATION] a fact that makes money out of nothing is found: its balance, and the principal whose credits no longer add up', async () => {
+  // A top-up whose fact the forgery copies (this test may run alone).
+  const made = await sys.call('POST', '/v1/topups', {
+    token: buyers[0]!.token,
+    body: { credits: 1 },
+    key: 'conservation-source',
+  });
+  assert.equal(made.status, 201);
+  const facts = await ledgerFacts(sys);
+  const topup = facts.find(
+    (f): f is { seq: number; fact: Extract<LedgerFact, { type: 'credited' }> } =>
+      f.fact.type === 'credited' && f.fact.source === 'sandbox_topup',
+  )!;
+  assert.ok(topup, 'a top-up to copy');
+  // A new principal's first fact: a credit of 1,000 cents that says the balance after it is 1,100.
+  const principalId = randomUUID();
+  const forged = {
+    ...topup.fact,
+    id: randomUUID(),
+    topupId: randomUUID(),
+    principalId,
+    amountCents: 1_000,
+    balanceAfterCents: 1_100,
+    idempotency: undefined,
+  };
+  const ack = await jetstream(sys.nc).publish(sys.names.ledgerSubject(principalId), JSON.stringify(forged), {
+    expect: { lastSubjectSequence: 0 },
+  });
+  const found = await audit();
+  assert.equal(found.code, 2);
+  const about = found.report.violations.filter((v: any) => v.subject === `principal ${principalId}`);
+  assert.deepEqual(
+    about.map((v: any) => [v.kind, v.message]),
+    [
+      [
+        'balance',
+        `LEDGER seq ${ack.seq} (credited) says the balance is 1100 cents; the balance before it plus what it moves is 1000`,
+      ],
+      ['conservation', 'credits in 1000 cents, but available 1100 + held 0 + spent 0 + withheld 0 + reversed 0 = 1100'],
+    ],
+  );
+});

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { metricsRegistry } from '../../contracts/index.ts';
+import { metricsRegistry } from '../../cli/metrics.ts';
 
 const deploy = new URL('../../deploy/', import.meta.url).pathname;
 

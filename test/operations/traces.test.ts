@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, test } from 'node:test';
 import { makeLogger } from '../../cli/roles.ts';
-import { inSpan, SpanKind } from '../../contracts/index.ts';
+import { SpanKind } from '@opentelemetry/api';
+import { actorsTelemetry } from '../../actors/index.ts';
 import { registerSeller, verifiedListing } from '../support/catalog.ts';
 import { freePort } from '../support/env.ts';
 import { eventually, startSystem, type TestSystem } from '../support/system.ts';
@@ -107,7 +108,7 @@ test('[OPS-TRACES] a line logged inside a span carries its trace id', async () =
   const lines: string[] = [];
   const log = makeLogger(sys.config, { write: (line: string) => lines.push(line) });
   let traceId = '';
-  await inSpan('logging', SpanKind.INTERNAL, {}, async (span) => {
+  await actorsTelemetry.inSpan('logging', SpanKind.INTERNAL, {}, async (span) => {
     traceId = span!.spanContext().traceId;
     log.error('inside');
   });

@@ -6,6 +6,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { currentJudgeVersion } from '../../actors/index.ts';
 import { independentlyVerifyBundle, registerSeller, registerWithScopes, verifiedListing } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
+import { connectMcp } from '../support/mcp.ts';
 import { type Agent, eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
 import { mintToken } from '../support/tokens.ts';
 
@@ -615,5 +616,52 @@ describe('concurrency', () => {
     }
     const stranger = await buyer();
     assert.equal((await orders(stranger)).length, 0);
+  });
+
+  test('[BUY-ORDER-ONE] GET /v1/orders/{order_id} and get_order read one order as the list shows it; another principal gets 404', async () => {
+    const b = await buyer();
+    const l = await listing('one', { price: 10, good: true });
+    const bought = await buy(b, { listing_id: l.listingId, formats: ['md'] }, 'one-1');
+    assert.equal(bought.status, 201);
+    const orderId: string = bought.body.order_id;
+    // Read at once: the order is there (held or settled already), not a 404 from a projection behind the purchase.
+    const first = await sys.call('GET', `/v1/orders/${orderId}`, { token: b.token });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal(first.body.id, orderId);
+    const settled = await eventually('the order to settle', async () => {
+      const r = await sys.call('GET', `/v1/orders/${orderId}`, { token: b.token });
+      return r.body.state === 'released' ? r.body : undefined;
+    });
+    const listed = (await orders(b)).find((o) => o.id === orderId);
+    assert.deepEqual(settled, listed, 'the same record as the list item');
+    const mcp = await connectMcp(sys.baseUrl, b.token);
+    try {
+      const viaTool = await mcp.client.callTool({ name: 'get_order', arguments: { order_id: orderId } });
+      assert.notEqual(viaTool.isError, true, JSON.stringify(viaTool));
+      assert.deepEqual(viaTool.structuredContent, listed);
+    } finally {
+      await mcp.client.close();
+    }
+    // Another principal, and an id that names no order: the same 404, so neither tells whether the order exists.
+    const stranger = await buyer();
+    for (const [token, id] of [
+      [stranger.token, orderId],
+      [b.token, '7d1c8a52-58c4-4a51-9a3e-2d8f4d0c9b11'],
+    ] as const) {
+      const r = await sys.call('GET', `/v1/orders/${id}`, { token });
+      assert.equal(r.status, 404);
+      assert.ok(isTypedError(r.body, 'not_found'), JSON.stringify(r.body));
+    }
+    const strangerMcp = await connectMcp(sys.baseUrl, stranger.token);
+    try {
+      const r = await strangerMcp.client.callTool({ name: 'get_order', arguments: { order_id: orderId } });
+      assert.equal(r.isError, true);
+      assert.equal((r.structuredContent as any).code, 'not_found');
+    } finally {
+      await strangerMcp.client.close();
+    }
+    const bad = await sys.call('GET', '/v1/orders/not-a-uuid', { token: b.token });
+    assert.equal(bad.status, 422);
+    assert.ok(isTypedError(bad.body, 'validation_failed'));
   });
 });

@@ -40,6 +40,7 @@ before(async () => {
     index: { indexedThroughSeq: () => 0, lookup: async () => null },
     loadFact: async (_principalId, seq) => (await jsm.direct.getMessage(names.streams.ledger.name, { seq }))!.json(),
     defaultPlan: 'enterprise',
+    sandboxPlan: 'enterprise',
     rateLeaseMs: 2000,
     quotes: { listing: async () => null, artifact: async () => null },
   });

@@ -52,3 +52,48 @@ test('[SPINE-LAYERS] other layers import a sibling only through its index.ts', (
   }
   assert.deepEqual(violations, []);
 });
+
+/** Each static import or export-from of a file that loads code at run time (not `import type`), by its specifier. */
+function valueImports(source: string): string[] {
+  const out: string[] = [];
+  for (const m of source.matchAll(/^(import|export)\b([^;'"`]*?)\bfrom\s*'([^']+)'/gm)) {
+    const clause = m[2]!.trim();
+    // `import type {...}`, or a list whose every name is `type X`, is erased when the file runs.
+    const typeOnly =
+      clause.startsWith('type ') ||
+      (/^\{[^}]*\}$/.test(clause) &&
+        clause
+          .slice(1, -1)
+          .split(',')
+          .every((n) => /^\s*(type\s|$)/.test(n)));
+    if (!typeOnly) out.push(m[3]!);
+  }
+  return out;
+}
+
+test('[SPINE-TELEMETRY-ON-START] prom-client and the OpenTelemetry SDK are loaded only where roles start them, contracts loads neither', () => {
+  const sdk = (spec: string) => spec.startsWith('@opentelemetry/') && spec !== '@opentelemetry/api';
+  const violations: string[] = [];
+  for (const layer of layers) {
+    for (const file of files(join(root, layer))) {
+      const path = relative(root, file);
+      const source = readFileSync(file, 'utf8');
+      for (const spec of valueImports(source)) {
+        // The SDK only through cli/tracing.ts's import() once an endpoint is named; prom-client only in the
+        // registry, which cli/telemetry.ts imports() when roles start.
+        if (sdk(spec)) violations.push(`${path} loads ${spec}`);
+        if (spec === 'prom-client' && path !== 'cli/metrics.ts') violations.push(`${path} loads prom-client`);
+        if (layer === 'contracts' && spec.startsWith('@opentelemetry/')) violations.push(`${path} loads ${spec}`);
+        if (spec.endsWith('/metrics.ts') && resolve(file, '..', spec) === join(root, 'cli/metrics.ts'))
+          violations.push(`${path} loads cli/metrics.ts (and prom-client) before any role starts`);
+      }
+      for (const m of source.matchAll(/\bimport\(\s*'(@opentelemetry\/[^']+)'/g))
+        if (path !== 'cli/tracing.ts') violations.push(`${path} imports ${m[1]}`);
+    }
+  }
+  assert.deepEqual(violations, []);
+  assert.deepEqual(
+    valueImports("import type { A } from 'x';\nimport { type B, type C } from 'y';\nimport { D } from 'z';"),
+    ['z'],
+  );
+});

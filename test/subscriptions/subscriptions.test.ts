@@ -11,7 +11,14 @@ import { openPool, rebuildProjection } from '../../storage/index.ts';
 import { registerSeller, registerWithScopes, verifiedListing } from '../support/catalog.ts';
 import { isTypedError } from '../support/http.ts';
 import { connectMcp, outcome } from '../support/mcp.ts';
-import { type Agent, eventually, ledgerFacts, startSystem, type TestSystem } from '../support/system.ts';
+import {
+  type Agent,
+  eventually,
+  ledgerFacts,
+  projectionsCaughtUp,
+  startSystem,
+  type TestSystem,
+} from '../support/system.ts';
 import { mintToken } from '../support/tokens.ts';
 
 /** The clock of the principal actors and the scheduler: real time plus however far the test has moved it. */
@@ -331,12 +338,18 @@ test('[SUBS-LISTING-CHANGES] unlisting cancels its subscriptions; a reprice appl
 describe('[SUBS-REFUSALS] refusals are typed and change nothing', () => {
   let b: Agent;
   let living: Awaited<ReturnType<typeof livingListing>>;
-  let initial: { balance: number; subscriptions: any[]; orders: any[] };
+  let initial: { balance: number; subscriptions: any[]; orders: any[]; events: any[] };
 
   before(async () => {
     b = await buyer();
     living = await livingListing(200);
-    initial = { balance: await balance(b), subscriptions: await subscriptions(b), orders: await orders(b) };
+    await projectionsCaughtUp(sys);
+    initial = {
+      balance: await balance(b),
+      subscriptions: await subscriptions(b),
+      orders: await orders(b),
+      events: await events(b),
+    };
   });
 
   test('a listing that is not living is 422 validation_failed, saying why', async () => {
@@ -406,9 +419,12 @@ describe('[SUBS-REFUSALS] refusals are typed and change nothing', () => {
   });
 
   test('nothing changed', async () => {
+    // Read once the projections hold every fact the refusals could have appended.
+    await projectionsCaughtUp(sys);
     assert.equal(await balance(b), initial.balance);
     assert.deepEqual(await subscriptions(b), initial.subscriptions);
     assert.deepEqual(await orders(b), initial.orders);
+    assert.deepEqual(await events(b), initial.events);
   });
 });
 

@@ -1,8 +1,10 @@
 // Per-test isolation: every system under test gets its own namespace (streams, buckets, subjects) and its own
 // PostgreSQL database, on the machine's real servers.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import postgres from 'postgres';
+import { migrate, openPool } from '../../storage/postgres.ts';
 
 export const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 export const pgServerUrl = process.env.TEST_PG_SERVER ?? 'postgres://postgres@127.0.0.1:5432';
@@ -31,9 +33,74 @@ export async function dropDatabase(name: string): Promise<void> {
   }
 }
 
-/** Environment for one system under test: its own namespace, database and port. */
+const migrationsDir = new URL('../../storage/migrations/', import.meta.url);
+
+/** The template's name says which migrations it holds, so checkouts with other migrations never share one. */
+function templateName(): string {
+  const hash = createHash('sha256');
+  for (const file of readdirSync(migrationsDir).sort())
+    hash.update(file).update(readFileSync(new URL(file, migrationsDir)));
+  return `assay_template_${hash.digest('hex').slice(0, 16)}`;
+}
+
+let template: Promise<string> | undefined;
+
+/**
+ * A database with every migration applied, made once (per migration set, under an advisory lock, so concurrent
+ * test files wait for one builder) and copied for each system: a copy takes about 0.15 s where migrating a fresh
+ * database takes 0.5 to 1.4 s. It is built under another name and renamed when complete, so a copy never starts from
+ * a half-migrated template, and nothing stays connected to it (PostgreSQL copies only an idle template).
+ */
+export function migratedTemplate(): Promise<string> {
+  template ??= (async () => {
+    const name = templateName();
+    const admin = postgres(`${pgServerUrl}/postgres`, { max: 1, onnotice: () => {} });
+    try {
+      await admin`SELECT pg_advisory_lock(hashtext('assay.test-template'))`;
+      const [found] = await admin`SELECT 1 FROM pg_database WHERE datname = ${name}`;
+      if (!found) {
+        const building = `${name}_building`;
+        await admin.unsafe(`DROP DATABASE IF EXISTS "${building}" WITH (FORCE)`);
+        await admin.unsafe(`CREATE DATABASE "${building}"`);
+        const sql = openPool(`${pgServerUrl}/${building}`, 1);
+        try {
+          await migrate(sql);
+        } finally {
+          await sql.end({ timeout: 1 });
+        }
+        await admin.unsafe(`ALTER DATABASE "${building}" RENAME TO "${name}"`);
+      }
+      return name;
+    } finally {
+      await admin`SELECT pg_advisory_unlock(hashtext('assay.test-template'))`.catch(() => {});
+      await admin.end({ timeout: 1 });
+    }
+  })();
+  return template;
+}
+
+/** Create a test's database as a copy of the migrated template (the roles then find nothing left to migrate). */
+async function createMigratedDatabase(name: string): Promise<void> {
+  const from = await migratedTemplate();
+  const admin = postgres(`${pgServerUrl}/postgres`, { max: 1, onnotice: () => {} });
+  try {
+    // PostgreSQL 15 copies through the WAL by default; copying the files costs the server less than half the CPU
+    // (0.11 s against 0.27 s for this template), and a run makes about a hundred.
+    const [version] = await admin<{ v: number }[]>`SELECT current_setting('server_version_num')::int AS v`;
+    const strategy = (version?.v ?? 0) >= 150000 ? ' STRATEGY FILE_COPY' : '';
+    await admin.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${from}"${strategy}`);
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+}
+
+/**
+ * Environment for one system under test: its own namespace, database and port. The database is created here, already
+ * migrated, unless the caller names its own `DATABASE_URL`.
+ */
 export async function systemEnv(overrides: Record<string, string> = {}): Promise<Record<string, string>> {
   const ns = uniqueNamespace();
+  if (overrides.DATABASE_URL === undefined) await createMigratedDatabase(`assay_${ns}`);
   const port = overrides.PORT ?? String(await freePort());
   const apiPort = overrides.ASSAY_API_PORT ?? String(await freePort());
   return {
@@ -49,8 +116,10 @@ export async function systemEnv(overrides: Record<string, string> = {}): Promise
     ASSAY_SANDBOX_REGISTRATIONS_PER_MINUTE: '100000',
     // Suites that need the synthetic corpus ask for it; the rest start faster without it.
     ASSAY_SANDBOX_CORPUS_ARTIFACTS: '0',
-    // Suites load their principals far past the Free plan's rates; the fleet-controls suite sets plans itself.
+    // Suites load their principals far past the Free plan's rates, and sandbox agents past the sandbox plan's; the
+    // fleet-controls suites set plans themselves.
     ASSAY_DEFAULT_PLAN: 'enterprise',
+    ASSAY_SANDBOX_PLAN: 'enterprise',
     // Many systems share one machine in the suite: the metrics listener only where a test asks for it.
     ASSAY_METRICS_PORT: '0',
     ...overrides,

@@ -1,6 +1,7 @@
 // The OAuth server from a client's side, for tests and benchmarks: oauth4webapi (a maintained, conforming client)
 // for the protocol, and a small cookie jar for the web forms a person fills in (over plain HTTP when the browser is
 // not the point of the test).
+import { spawn } from 'node:child_process';
 import * as oauth from 'oauth4webapi';
 
 export { oauth };
@@ -94,11 +95,46 @@ export async function signUp(
   return jar;
 }
 
-/** The account page's "Issue an initial access token" button; the token is on the page once. */
+/**
+ * `assay login` run as a person runs it, with an initial access token from `jar`'s account page, its device code
+ * approved over the verification page's form; resolves once the command has exited. `assay` is the Node arguments
+ * that start the command (a checkout's cli/assay.ts through tsx, say).
+ */
+export async function deviceLogin(
+  jar: WebJar,
+  o: { assay: string[]; server: string; cwd: string; env: NodeJS.ProcessEnv },
+): Promise<void> {
+  const token = await issueInitialAccessToken(jar);
+  const login = spawn(process.execPath, [...o.assay, 'login', '--server', o.server, '--initial-access-token', token], {
+    cwd: o.cwd,
+    env: o.env,
+  });
+  let out = '';
+  login.stdout.on('data', (c) => (out += c));
+  const exited = new Promise((r) => login.on('close', r));
+  const url = await new Promise<URL>((resolve) => {
+    const t = setInterval(() => {
+      const m = /(http\S+\/device\?user_code=[A-Z-]+)/.exec(out);
+      if (m) {
+        clearInterval(t);
+        resolve(new URL(m[1]!));
+      }
+    }, 50);
+  });
+  const page = await (await jar.get(url.pathname + url.search)).text();
+  const screenToken = /name="screen_token" value="([^"]+)"/.exec(page)![1]!;
+  await jar.post('/device/decision', { screen_token: screenToken, decision: 'approve' });
+  await exited;
+}
+
+/** The account page's "Issue an initial access token" button, and the page it redirects to that shows it once. */
 export async function issueInitialAccessToken(jar: WebJar): Promise<string> {
-  const res = await jar.post('/account/initial-access-tokens', {});
+  const posted = await jar.post('/account/initial-access-tokens', {});
+  const location = posted.headers.get('location');
+  if (posted.status !== 303 || !location) throw new Error(`issuing answered ${posted.status}, not a redirect`);
+  const res = await jar.get(new URL(location).pathname);
   const token = /asyi_[A-Za-z0-9_-]{43}/.exec(await res.text())?.[0];
-  if (!token) throw new Error(`no initial access token on the account page (${res.status})`);
+  if (!token) throw new Error(`no initial access token on the page it is shown on (${res.status})`);
   return token;
 }
 

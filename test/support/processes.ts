@@ -6,8 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { freePort } from './env.ts';
+import { assayArgs } from './assay-cli.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
+/** How long a role process may take to say it serves. */
+const roleStartBoundMs = 120_000;
 
 export interface RoleProcess {
   child: ChildProcess;
@@ -27,8 +30,8 @@ export async function startRoleProcess(
   // a benchmark (NODE_OPTIONS refuses --cpu-prof).
   const nodeArgs = (process.env.ROLE_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // The same Node options as `npm start` and the container (docs/architecture.md, Performance notes).
-  const serverArgs = ['--max-semi-space-size=32', '--import', 'tsx'];
-  const child = spawn(process.execPath, [...nodeArgs, ...serverArgs, join(codeRoot, 'cli/assay.ts'), role], {
+  const serverArgs = ['--max-semi-space-size=32'];
+  const child = spawn(process.execPath, [...nodeArgs, ...serverArgs, ...assayArgs(codeRoot), role], {
     cwd: codeRoot,
     env: { ...process.env, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -42,7 +45,8 @@ export async function startRoleProcess(
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${role} did not start:\n${out}`)), 30_000);
+    // Generous: on a loaded 2-core machine (load average above 20) starting a role under tsx took over 30 s.
+    const timer = setTimeout(() => reject(new Error(`${role} did not start:\n${out}`)), roleStartBoundMs);
     const check = () => {
       if (out.includes(readyText)) {
         clearTimeout(timer);

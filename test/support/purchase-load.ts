@@ -149,16 +149,22 @@ export async function checkMoney(sys: TestSystem, market: Market, load: Purchase
   await everyOrderSettled(sys);
   const facts = await ledgerFacts(sys);
   const per = new Map<string, { credited: number; held: number; spent: number; available: number }>();
-  const heldOrders = new Set<string>();
+  const heldOrders = new Map<string, string>();
   const settled = new Set<string>();
   let released = 0;
-  for (const { fact } of facts) {
+  for (const { seq, fact } of facts) {
     const p = per.get(fact.principalId) ?? { credited: 0, held: 0, spent: 0, available: 0 };
     per.set(fact.principalId, p);
     if (fact.type === 'credited') p.credited += fact.amountCents;
     if (fact.type === 'escrow_held') {
-      assert.ok(!heldOrders.has(fact.orderId), `order ${fact.orderId} held twice`);
-      heldOrders.add(fact.orderId);
+      // Where both holds are (stream sequence, fact id, time) says whether two decisions were appended or one fact
+      // was read twice.
+      const where = `seq ${seq} fact ${fact.id} at ${fact.at}`;
+      assert.ok(
+        !heldOrders.has(fact.orderId),
+        `order ${fact.orderId} held twice: ${heldOrders.get(fact.orderId)}, ${where}`,
+      );
+      heldOrders.set(fact.orderId, where);
       p.held += fact.priceCents;
     }
     if (fact.type === 'escrow_released' || fact.type === 'escrow_refunded') {
@@ -173,7 +179,7 @@ export async function checkMoney(sys: TestSystem, market: Market, load: Purchase
     p.available = fact.balanceAfterCents;
   }
   const answered = [...new Set([...load.accepted.values()].map((a) => a.orderId))].sort();
-  assert.deepEqual([...heldOrders].sort(), answered, 'the stream holds exactly the orders answered 201');
+  assert.deepEqual([...heldOrders.keys()].sort(), answered, 'the stream holds exactly the orders answered 201');
   for (const agent of market.agents) {
     const p = per.get(agent.principalId)!;
     const balance = (await sys.call('GET', '/v1/balance', { token: agent.token })).body.balance_cents;

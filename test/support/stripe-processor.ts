@@ -2,8 +2,9 @@
 // laptop. The app talks to it through the official `stripe` SDK pointed at it (`host: '127.0.0.1', port, protocol:
 // 'http'`), so what runs is the app's real use of the SDK: form bodies in bracket notation, Bearer keys,
 // Idempotency-Key replays and conflicts, Stripe's error shapes and statuses, test cards that succeed, decline or
-// need authentication, hosted Checkout (setup mode) and Connect onboarding pages, transfers, and events signed and
-// retried as Stripe does. The handle holds, reorders, duplicates and resends events and makes chosen calls fail.
+// need authentication, hosted Checkout (setup mode) and Connect onboarding pages, transfers, refunds, disputes
+// (opened by the handle, as a card network opens them; answered with Stripe's test-mode evidence), and events signed
+// and retried as Stripe does. The handle holds, reorders, duplicates and resends events and makes chosen calls fail.
 //
 // It listens on 127.0.0.1 only and posts webhooks to 127.0.0.0/8 (or `localhost`, pinned to 127.0.0.1) only;
 // `npm start` never starts it. It is a subset of Stripe: the endpoints and fields the app uses. A parameter it does
@@ -152,6 +153,12 @@ export interface StripeProcessor {
   completeCheckout(sessionId: string, card: TestCardToken): StripeObject;
   /** What submitting the hosted onboarding page does. */
   completeOnboarding(accountId: string): StripeObject;
+  /**
+   * The cardholder disputes a charge at their bank (Stripe has no API for it: the card network opens disputes):
+   * `charge.dispute.created` and `charge.dispute.funds_withdrawn` follow. `amount` defaults to what is not refunded.
+   * Close it with the API: evidence `winning_evidence` or `losing_evidence` (Stripe's test mode), or `close` (lost).
+   */
+  disputeCharge(chargeId: string, options?: { amount?: number; reason?: string }): StripeObject;
   /** The next `times` calls to `route` (`'/v1/transfers'` or `'POST /v1/transfers'`) fail so. */
   failNext(route: string, failure?: Failure, times?: number): void;
   setBalance(cents: number): void;
@@ -789,6 +796,87 @@ function transferObject(id: string, created: number, fields: StripeObject): Stri
   };
 }
 
+function refundObject(id: string, created: number, fields: StripeObject): StripeObject {
+  return {
+    id,
+    object: 'refund',
+    amount: fields['amount'],
+    balance_transaction: newId('txn'),
+    charge: fields['charge'],
+    created,
+    currency: fields['currency'],
+    destination_details: {
+      card: { reference_status: 'pending', reference_type: 'acquirer_reference_number', type: 'refund' },
+      type: 'card',
+    },
+    metadata: fields['metadata'] ?? {},
+    payment_intent: fields['payment_intent'],
+    reason: fields['reason'] ?? null,
+    receipt_number: null,
+    source_transfer_reversal: null,
+    status: 'succeeded',
+    transfer_reversal: null,
+  };
+}
+
+/** Stripe's dispute evidence fields (a subset): all empty until the merchant answers. */
+const evidenceFields = [
+  'access_activity_log',
+  'billing_address',
+  'cancellation_policy_disclosure',
+  'customer_email_address',
+  'customer_name',
+  'customer_purchase_ip',
+  'product_description',
+  'refund_policy_disclosure',
+  'service_date',
+  'uncategorized_text',
+] as const;
+
+function disputeObject(
+  id: string,
+  created: number,
+  charge: StripeObject,
+  amount: number,
+  reason: string,
+): StripeObject {
+  return {
+    id,
+    object: 'dispute',
+    amount,
+    balance_transactions: [],
+    charge: charge['id'],
+    created,
+    currency: charge['currency'],
+    enhanced_eligibility_types: [],
+    evidence: Object.fromEntries(evidenceFields.map((f) => [f, null])),
+    evidence_details: {
+      due_by: created + 7 * 24 * 3600,
+      enhanced_eligibility: {},
+      has_evidence: false,
+      past_due: false,
+      submission_count: 0,
+    },
+    is_charge_refundable: false,
+    livemode: false,
+    metadata: {},
+    payment_intent: charge['payment_intent'],
+    payment_method_details: {
+      card: {
+        brand: charge['payment_method_details']?.card?.brand ?? 'visa',
+        case_type: 'chargeback',
+        network_reason_code: '10.4',
+      },
+      type: 'card',
+    },
+    reason,
+    status: 'needs_response',
+  };
+}
+
+/** Statuses of a dispute the merchant can still answer. */
+const disputeOpen = ['warning_needs_response', 'warning_under_review', 'needs_response', 'under_review'];
+
 // --- Hosted pages --------------------------------------------------------------------------------------------------
 
 const escapeHtml = (s: string) =>
@@ -1060,6 +1148,11 @@ class Processor implements StripeProcessor {
       route('POST', '/v1/payment_intents', (c) => this.#createPaymentIntent(c)),
       route('GET', '/v1/payment_intents/:id', (c) => this.#retrieve(c, 'payment_intent', 'payment_intent')),
       route('GET', '/v1/charges/:id', (c) => this.#retrieve(c, 'charge', 'charge')),
+      route('POST', '/v1/refunds', (c) => this.#createRefund(c)),
+      route('GET', '/v1/refunds/:id', (c) => this.#retrieve(c, 'refund', 'refund')),
+      route('GET', '/v1/disputes/:id', (c) => this.#retrieve(c, 'dispute', 'dispute')),
+      route('POST', '/v1/disputes/:id', (c) => this.#updateDispute(c)),
+      route('POST', '/v1/disputes/:id/close', (c) => this.#closeDispute(c)),
       route('POST', '/v1/accounts', (c) => this.#createAccount(c)),
       route('GET', '/v1/accounts/:id', (c) => this.#retrieve(c, 'account', 'account')),
       route('POST', '/v1/account_links', (c) => this.#createAccountLink(c)),
@@ -1534,6 +1627,147 @@ class Processor implements StripeProcessor {
     Object.assign(pi, { status: 'requires_payment_method', payment_method: null, last_payment_error: error });
     this.#raise('payment_intent.payment_failed', pi);
     throw new StripeFault(402, { ...error, payment_intent: structuredClone(pi) });
+  }
+
+  // --- Refunds and disputes -----------------------------------------------------------------------------------------
+
+  /** A refund of a succeeded charge (named, or its PaymentIntent's): the charge's `amount_refunded` grows. */
+  #createRefund(call: Call): StripeObject {
+    const p = call.params;
+    known(p, ['charge', 'payment_intent', 'amount', 'reason', 'metadata', 'instructions_email', 'origin']);
+    const chargeId = text(p, 'charge');
+    const intentId = text(p, 'payment_intent');
+    if ((chargeId === undefined) === (intentId === undefined)) {
+      throw invalidRequest(
+        'One of the following params should be provided for this request: payment_intent or charge.',
+      );
+    }
+    let charge: StripeObject;
+    if (chargeId !== undefined) charge = this.#get(chargeId, 'charge', 'charge', 'charge');
+    else {
+      const pi = this.#get(intentId!, 'payment_intent', 'payment_intent', 'payment_intent');
+      if (!pi['latest_charge']) {
+        throw invalidRequest(
+          `This PaymentIntent (${intentId}) does not have a successful charge to refund.`,
+          'payment_intent',
+        );
+      }
+      charge = this.#objects.get(pi['latest_charge'])!;
+    }
+    const reason = text(p, 'reason');
+    if (reason !== undefined && !['duplicate', 'fraudulent', 'requested_by_customer'].includes(reason)) {
+      throw invalidRequest(`Invalid reason: must be one of duplicate, fraudulent, or requested_by_customer`, 'reason');
+    }
+    if (!charge['paid'])
+      throw invalidRequest(`Charge ${charge['id']} has not been paid.`, 'charge', 'charge_not_refundable');
+    if (charge['disputed']) {
+      throw invalidRequest(
+        `Charge ${charge['id']} has been charged back; cannot issue a refund.`,
+        undefined,
+        'charge_disputed',
+      );
+    }
+    const unrefunded = charge['amount_captured'] - charge['amount_refunded'];
+    if (unrefunded === 0) {
+      throw invalidRequest(`Charge ${charge['id']} has already been refunded.`, undefined, 'charge_already_refunded');
+    }
+    const amount = integer(p, 'amount') ?? unrefunded;
+    if (amount < 1) throw invalidRequest('This value must be greater than or equal to 1.', 'amount');
+    if (amount > unrefunded) {
+      throw invalidRequest(
+        `Refund amount ($${(amount / 100).toFixed(2)}) is greater than unrefunded amount on charge ($${(unrefunded / 100).toFixed(2)})`,
+        'amount',
+      );
+    }
+    const refund = refundObject(newId('re'), this.#seconds(), {
+      amount,
+      charge: charge['id'],
+      currency: charge['currency'],
+      payment_intent: charge['payment_intent'],
+      reason,
+      metadata: metadataParam(p),
+    });
+    this.#store(refund);
+    this.#createdWithKey.set(refund['id'], call.idempotencyKey);
+    charge['amount_refunded'] += amount;
+    charge['refunded'] = charge['amount_refunded'] === charge['amount_captured'];
+    this.balanceCents -= amount;
+    this.#raise('refund.created', refund);
+    this.#raise('charge.refunded', charge);
+    return refund;
+  }
+
+  disputeCharge(chargeId: string, options: { amount?: number; reason?: string } = {}): StripeObject {
+    const charge = this.#objects.get(chargeId);
+    if (charge?.['object'] !== 'charge') throw new Error(`no charge ${chargeId}`);
+    if (!charge['paid']) throw new Error(`charge ${chargeId} was not paid`);
+    if (charge['disputed']) throw new Error(`charge ${chargeId} is disputed already`);
+    const amount = options.amount ?? charge['amount_captured'] - charge['amount_refunded'];
+    const dispute = disputeObject(newId('dp'), this.#seconds(), charge, amount, options.reason ?? 'fraudulent');
+    this.#store(dispute);
+    charge['disputed'] = true;
+    this.balanceCents -= amount;
+    this.#raise('charge.dispute.created', dispute);
+    this.#raise('charge.dispute.funds_withdrawn', dispute);
+    return dispute;
+  }
+
+  /**
+   * The merchant's answer. In test mode Stripe decides on the evidence's text: `winning_evidence` wins the dispute,
+   * `losing_evidence` loses it (each after `charge.dispute.updated`); other evidence leaves it under review.
+   */
+  #updateDispute(call: Call): StripeObject {
+    const p = call.params;
+    known(p, ['evidence', 'metadata', 'submit']);
+    const dispute = this.#get(call.path['id']!, 'dispute', 'dispute', 'id', 404);
+    if (!disputeOpen.includes(dispute['status'])) {
+      throw invalidRequest(
+        `This dispute is already closed (status ${dispute['status']}).`,
+        undefined,
+        'dispute_already_closed',
+      );
+    }
+    const evidence = (p['evidence'] ?? {}) as Params;
+    if (typeof evidence !== 'object' || evidence === null) throw invalidRequest('Invalid hash', 'evidence');
+    known(evidence, evidenceFields);
+    for (const field of evidenceFields)
+      if (evidence[field] !== undefined) dispute['evidence'][field] = text(evidence, field);
+    dispute['metadata'] = metadataParam(p, dispute['metadata']);
+    if (p['submit'] === 'false') return dispute;
+    const details = dispute['evidence_details'];
+    Object.assign(details, { has_evidence: true, submission_count: details.submission_count + 1 });
+    dispute['status'] = dispute['status'].startsWith('warning_') ? 'warning_under_review' : 'under_review';
+    this.#raise('charge.dispute.updated', dispute);
+    const said = dispute['evidence']['uncategorized_text'];
+    if (said === 'winning_evidence' || said === 'losing_evidence') {
+      this.#settleDispute(dispute, said === 'winning_evidence' ? 'won' : 'lost');
+    }
+    return dispute;
+  }
+
+  /** Accepting the dispute: the merchant gives up, and the cardholder keeps the money. */
+  #closeDispute(call: Call): StripeObject {
+    known(call.params, []);
+    const dispute = this.#get(call.path['id']!, 'dispute', 'dispute', 'id', 404);
+    if (!disputeOpen.includes(dispute['status'])) {
+      throw invalidRequest(
+        `This dispute is already closed (status ${dispute['status']}).`,
+        undefined,
+        'dispute_already_closed',
+      );
+    }
+    this.#settleDispute(dispute, 'lost');
+    return dispute;
+  }
+
+  #settleDispute(dispute: StripeObject, status: 'won' | 'lost'): void {
+    dispute['status'] = status;
+    dispute['is_charge_refundable'] = false;
+    this.#raise('charge.dispute.closed', dispute);
+    if (status === 'won') {
+      this.balanceCents += dispute['amount'];
+      this.#raise('charge.dispute.funds_reinstated', dispute);
+    }
   }
 
   // --- Connect ----------------------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // and database, and helpers that talk to it only over HTTP (assertions may also read NATS and PostgreSQL).
 import { execFile } from 'node:child_process';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import {
   type Config,
@@ -12,10 +12,20 @@ import {
   type Names,
   names as namesOf,
 } from '../../contracts/index.ts';
+import { eventsOf, principalFactsOf } from '../../actors/index.ts';
 import { type Running, startRoles, type Role, type RoleOptions, allRoles } from '../../cli/roles.ts';
-import { connectNats, dropNamespace, openPool, type Sql } from '../../storage/index.ts';
+import {
+  connectNats,
+  dropNamespace,
+  listingProjection,
+  openPool,
+  type Projection,
+  projectionCheckpoint,
+  type Sql,
+} from '../../storage/index.ts';
 import { dropDatabase, systemEnv } from './env.ts';
 import { type CallOptions, call, type Reply } from './http.ts';
+import { assayArgs } from './assay-cli.ts';
 
 export interface Agent {
   token: string;
@@ -88,7 +98,7 @@ export function runCli(sys: TestSystem, args: string[]): Promise<{ code: number;
   return new Promise((resolve) =>
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'cli/assay.ts', ...args],
+      [...assayArgs(), ...args],
       { cwd: root, env: { ...process.env, ...sys.env } },
       (err, stdout, stderr) =>
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
@@ -153,6 +163,35 @@ export async function everyOrderSettled(sys: TestSystem, timeoutMs = 60_000): Pr
         if (fact.type === 'escrow_released' || fact.type === 'escrow_refunded') held.delete(fact.orderId);
       }
       return held.size === 0 ? true : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+/**
+ * Wait until every projection the system runs (principal facts and the events store over LEDGER, listings over
+ * LISTINGS) holds every fact its stream held when this was called. A test that reads a projection to show that a
+ * refusal changed nothing reads it after this: otherwise a fact the refusal wrongly appended may simply not be
+ * projected yet (the reads' own wait for the caller's latest fact gives up after a second).
+ */
+export async function projectionsCaughtUp(sys: TestSystem, timeoutMs = 30_000): Promise<void> {
+  const jsm = await jetstreamManager(sys.nc);
+  const projections: Projection<unknown>[] = [
+    principalFactsOf(sys.names, sys.config) as Projection<unknown>,
+    eventsOf(sys.names) as Projection<unknown>,
+    listingProjection(sys.names) as Projection<unknown>,
+  ];
+  const targets = await Promise.all(
+    projections.map(async (p) => ({ p, lastSeq: (await jsm.streams.info(p.stream)).state.last_seq })),
+  );
+  await eventually(
+    'the projections to hold every fact',
+    async () => {
+      for (const { p, lastSeq } of targets) {
+        const at = await projectionCheckpoint(sys.sql, p);
+        if (at < lastSeq) throw new Error(`${p.checkpoint} at ${at}, its stream at ${lastSeq}`);
+      }
+      return true;
     },
     timeoutMs,
   );

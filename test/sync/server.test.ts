@@ -3,9 +3,10 @@
 // quota and size limits, and bad input that changes nothing.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { plans, syncErrors } from '../../contracts/index.ts';
+import { syncErrors } from '../../contracts/index.ts';
 import { eventually, runCli, startSystem, type TestSystem } from '../support/system.ts';
 import { digestOf, putBlob, type SyncAccount, syncAccount, syncCall } from '../support/sync.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -251,6 +252,78 @@ test('[SYNC-SCAN] each injection finding type is detected: unsafe paths refuse t
   assert.equal(bin.body.revision.flagged, false);
 });
 
+test('[SEC-SYNC-COMMIT-LINKS] a snapshot whose paths pass through its own symlinks, or whose links leave the folder through other links, is refused whole and stores nothing', async () => {
+  const body = Buffer.from('inside\n');
+  assert.equal((await putBlob(sys, alice.token, body)).status, 201);
+  const file = (path: string) => ({ path, mode: 0o644, size: body.length, digest: digestOf(body) });
+  const link = (path: string, target: string) => ({ path, type: 'symlink', target });
+  const cases: { name: string; files: unknown[]; findings: [string, string][] }[] = [
+    {
+      // The review's snapshot: each target alone stays inside, but l2 resolves through l to the folder's parent,
+      // and a restore that creates `d1/l2/escaped` would create it there.
+      name: 'a chain of links that climbs out',
+      files: [link('d1/l', '..'), link('d1/l2', 'l/..'), link('d1/l2/escaped', 'anything'), file('ok.txt')],
+      findings: [
+        ['symlink_escape', 'd1/l2'],
+        ['path_through_symlink', 'd1/l2/escaped'],
+      ],
+    },
+    {
+      name: 'a file under a link',
+      files: [link('docs', 'real'), file('docs/a.md'), file('real/b.md')],
+      findings: [['path_through_symlink', 'docs/a.md']],
+    },
+    {
+      name: 'a link under a link that points at the folder itself',
+      files: [link('here', '.'), link('here/up', '..')],
+      findings: [['path_through_symlink', 'here/up']],
+    },
+    {
+      name: 'links that resolve through each other for ever',
+      files: [link('a', 'b/x'), link('b', 'a/y')],
+      findings: [
+        ['symlink_escape', 'a'],
+        ['symlink_escape', 'b'],
+      ],
+    },
+  ];
+  for (const [i, c] of cases.entries()) {
+    const locator = `laptop/links-${i}`;
+    const r = await commit(alice, locator, `links-${i}`, snapshot(c.files));
+    assert.equal(r.status, 422, `${c.name}: ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.error, 'unsafe_paths', c.name);
+    assert.deepEqual(
+      r.body.findings.map((f: { type: string; path: string }) => [f.type, f.path]),
+      c.findings,
+      c.name,
+    );
+    assert.equal(
+      (await syncCall(sys, 'GET', `revisions?locator=${locator}`, { token: alice.token })).status,
+      404,
+      `${c.name}: nothing was committed`,
+    );
+  }
+  const stored = await sys.sql`SELECT count(*)::int AS n FROM sync_locators WHERE locator LIKE 'laptop/links-%'`;
+  assert.equal(stored[0]!.n, 0, 'no folder, revision or key was stored for a refused snapshot');
+  const keys = await sys.sql`SELECT count(*)::int AS n FROM sync_commit_keys WHERE idempotency_key LIKE 'links-%'`;
+  assert.equal(keys[0]!.n, 0);
+
+  // Links that resolve inside the folder through other links are a folder's ordinary shape, and are kept.
+  const fine = await commit(
+    alice,
+    'laptop/links-fine',
+    'links-fine',
+    snapshot([
+      file('real/d/b.md'),
+      link('real/up', '..'),
+      link('short', 'real/d'),
+      link('via', 'short/../d/b.md'),
+      link('top', 'real/up/short'),
+    ]),
+  );
+  assert.equal(fine.status, 201, JSON.stringify(fine.body));
+});
+
 test('[SYNC-LIMITS] a blob over the size limit gets 413 and one past the quota 507; neither stores anything', async () => {
   const carol = await syncAccount(sys, 'carol@example.com');
   const big = Buffer.alloc(blobBytesMax + 1, 7);
@@ -269,6 +342,103 @@ test('[SYNC-LIMITS] a blob over the size limit gets 413 and one past the quota 5
     (await ownedRows(carol.principalId)).map((r) => r.digest),
     [digestOf(fits)],
   );
+});
+
+/**
+ * A blob upload over a real socket whose body is sent in two parts: `rest()` sends the remainder, `abort()` drops the
+ * connection instead; `answer` settles with the status and body (or null when the connection was dropped).
+ */
+function partialUpload(token: string, bytes: Buffer, firstBytes: number) {
+  const url = new URL(`${sys.config.webUrl}/api/sync/blobs/${digestOf(bytes)}`);
+  const req = http.request(url, {
+    method: 'PUT',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/octet-stream',
+      'content-length': String(bytes.length),
+    },
+  });
+  const answer = new Promise<{ status: number; body: any } | null>((resolve) => {
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString()) }));
+    });
+    req.on('error', () => resolve(null));
+  });
+  req.write(bytes.subarray(0, firstBytes));
+  return {
+    answer,
+    rest: () => req.end(bytes.subarray(firstBytes)),
+    abort: () => req.destroy(),
+  };
+}
+
+const temporaries = () => (existsSync(join(blobDir, 'tmp')) ? readdirSync(join(blobDir, 'tmp')).length : 0);
+
+test('[SEC-SYNC-QUOTA-RESERVED] two uploads under way that together pass the quota: one is kept, the other refused with no file left on disk, and usage is exact', async () => {
+  const racer = await syncAccount(sys, 'racer@example.com');
+  const size = 160_000; // each fits the quota (300,000) alone; both do not
+  assert.ok(size <= quotaBytes && 2 * size > quotaBytes);
+  const [a, b, c, d] = [1, 2, 3, 4].map((n) => Buffer.alloc(size, n));
+  assert.equal(temporaries(), 0);
+  // `a` starts and stops halfway: its upload is under way (its temporary file exists) while `b` is sent whole.
+  const first = partialUpload(racer.token, a!, size / 2);
+  await eventually('the first upload to be under way', async () => (temporaries() === 1 ? true : undefined));
+  const second = await putBlob(sys, racer.token, b!);
+  first.rest();
+  const firstAnswer = await first.answer;
+  assert.ok(firstAnswer);
+  const answers = [firstAnswer.status, second.status].sort();
+  assert.deepEqual(answers, [201, 507], `one kept, one refused: ${JSON.stringify([firstAnswer, second.body])}`);
+  const [kept, refused] = firstAnswer.status === 201 ? [a!, b!] : [b!, a!];
+  const refusedBody = firstAnswer.status === 507 ? firstAnswer.body : second.body;
+  assert.equal(refusedBody.error, 'quota_exceeded');
+
+  const files = storedFiles();
+  assert.ok(!files.includes(digestOf(refused).slice(7)), "the refused upload's file is not on disk");
+  assert.ok(files.includes(digestOf(kept).slice(7)), 'the kept one is');
+  assert.equal(temporaries(), 0, 'no temporary file is left');
+  assert.deepEqual(
+    (await ownedRows(racer.principalId)).map((r) => r.digest),
+    [digestOf(kept)],
+  );
+  assert.equal(
+    (await sys.sql`SELECT 1 FROM sync_blobs WHERE digest = ${digestOf(refused)}`).length,
+    0,
+    'no row names the refused blob',
+  );
+  const usage = async () =>
+    (
+      await sys.sql<{ bytes: number; blobs: number; reserved_bytes: number; owned: number; reservations: number }[]>`
+        SELECT u.bytes::int, u.blobs::int, u.reserved_bytes::int,
+               (SELECT coalesce(sum(size_bytes), 0)::int FROM sync_blob_owners o WHERE o.principal_id = u.principal_id) AS owned,
+               (SELECT count(*)::int FROM sync_reservations r WHERE r.principal_id = u.principal_id) AS reservations
+        FROM sync_usage u WHERE u.principal_id = ${racer.principalId}`
+    )[0]!;
+  assert.deepEqual(await usage(), { bytes: size, blobs: 1, reserved_bytes: 0, owned: size, reservations: 0 });
+
+  // An upload dropped halfway gives its reservation back: the room it held is free again.
+  const room = quotaBytes - size;
+  const dropped = partialUpload(racer.token, c!.subarray(0, room), room / 4);
+  await eventually('the dropped upload to be under way', async () => (temporaries() === 1 ? true : undefined));
+  assert.equal((await usage()).reserved_bytes, room, 'an upload under way holds its size');
+  dropped.abort();
+  await eventually('the reservation to be released', async () => {
+    const u = await usage();
+    return u.reserved_bytes === 0 && u.reservations === 0 && temporaries() === 0 ? true : undefined;
+  });
+  const fits = d!.subarray(0, room);
+  assert.equal((await putBlob(sys, racer.token, fits)).status, 201, 'the whole remaining quota is usable');
+  assert.deepEqual(await usage(), {
+    bytes: quotaBytes,
+    blobs: 2,
+    reserved_bytes: 0,
+    owned: quotaBytes,
+    reservations: 0,
+  });
+  assert.equal((await putBlob(sys, racer.token, Buffer.from('one byte more'))).status, 507);
+  assert.equal(temporaries(), 0);
 });
 
 test('[SYNC-AUTH] no token is 401, a token without the sync scope is 403, a sandbox token is 401', async () => {
@@ -339,7 +509,8 @@ test("[SYNC-RATE] sync requests spend the principal plan's sync bucket: X-RateLi
   const limited = await syncAccount(sys, 'rate-limited@example.com');
   const free = await runCli(sys, ['plan', 'set', limited.principalId, 'free']);
   assert.equal(free.code, 0, free.stderr);
-  const burst = plans.free.principal.sync.burst;
+  // Free's and Pro's sync bursts, from docs/fleet.md's table (not read from contracts/plans.ts).
+  const burst = 1_000;
   const ask = () => syncCall(sys, 'GET', 'revisions?locator=laptop/none', { token: limited.token });
   const first = await ask();
   assert.equal(first.status, 404, 'an unknown locator, admitted by the limiter');
@@ -362,9 +533,16 @@ test("[SYNC-RATE] sync requests spend the principal plan's sync bucket: X-RateLi
   let put: Awaited<ReturnType<typeof putBlob>> | undefined;
   let refusedDigest = '';
   for (let attempt = 0; put === undefined && attempt < 50; attempt++) {
-    await Promise.all(Array.from({ length: 60 }, ask));
+    // Sent behind 60 requests in the same burst, so the bucket (refilling at 50/s) is empty when it arrives,
+    // however slow the machine: sent after them, it would find what refilled meanwhile.
     const bytes = Buffer.from(`refused while limited ${attempt}\n`);
-    const r = await putBlob(sys, limited.token, bytes);
+    const [r] = await Promise.all([
+      (async () => {
+        await Promise.resolve();
+        return putBlob(sys, limited.token, bytes);
+      })(),
+      ...Array.from({ length: 60 }, ask),
+    ]);
     if (r.status === 429) {
       put = r;
       refusedDigest = digestOf(bytes);
@@ -381,7 +559,7 @@ test("[SYNC-RATE] sync requests spend the principal plan's sync bucket: X-RateLi
     const r = await ask();
     return r.status === 404 ? r : undefined;
   });
-  assert.equal(again.headers.get('x-ratelimit-limit'), String(plans.pro.principal.sync.burst));
+  assert.equal(again.headers.get('x-ratelimit-limit'), '5000');
 });
 
 test('[SYNC-OPENAPI] the web OpenAPI document lists every sync route on its own server, and each listed route is served (401 without a token)', async () => {

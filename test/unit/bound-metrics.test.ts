@@ -1,10 +1,10 @@
-// The request path's counters and histograms (contracts/bound-metrics.ts) expose exactly what prom-client's own
+// The request path's counters and histograms (cli/bound-metrics.ts) expose exactly what prom-client's own
 // would for the same observations: same lines, same buckets, same text, so a dashboard or alert cannot tell them
 // apart.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import client from 'prom-client';
-import { BoundCounter, BoundHistogram } from '../../contracts/bound-metrics.ts';
+import { BoundCounter, BoundHistogram } from '../../cli/bound-metrics.ts';
 
 test('[OPS-METRICS-BOUND] bound counters and histograms expose the text prom-client exposes for the same observations', async () => {
   const bounds = [0.001, 0.01, 0.1, 1];

@@ -43,6 +43,7 @@ const behaviourWith = (hotKeysMax: number) =>
     loadFact: async (principalId, seq) => (log[seq - 1]?.principalId === principalId ? log[seq - 1]! : null),
     // Top-ups never ask for quotes; purchases are tested against the real system.
     defaultPlan: 'enterprise',
+    sandboxPlan: 'enterprise',
     rateLeaseMs: 2000,
     quotes: { listing: async () => null, artifact: async () => null },
   });

@@ -30,6 +30,7 @@ const base = (): PurchaseCheck => ({
     judgeVersion: '1.2.0',
     openErrata: false,
     trustScore: 0.8,
+    judgeSpecificity: 0.9,
     report: null,
   },
   mandate: {
@@ -160,6 +161,16 @@ const rules: Rule[] = [
     needs: ['mandate', 'artifact'],
     apply: (p) => {
       p.mandate!.minJudgeVersion = '2.0.0';
+    },
+  },
+  {
+    name: "the judge's measured specificity is below the mandate's minimum",
+    code: 'judge_version_rejected',
+    status: 403,
+    message: /measured a specificity of 0\.9 on the reference set; the mandate requires 0\.95 or more/,
+    needs: ['mandate', 'artifact'],
+    apply: (p) => {
+      p.mandate!.minJudgeSpecificity = 0.95;
     },
   },
   {
@@ -315,4 +326,23 @@ test('[FLEET-APPROVAL] the approval threshold: a price equal to it passes, above
   p.mandate!.approvalAboveCents = 0;
   p.availableCents = price - 1;
   assert.equal(purchaseRefusal(p)?.code, 'insufficient_credits');
+});
+
+test('[JUDGE-QUALITY-MANDATE] min_judge_specificity: a judge measured at the minimum passes, below it or with no published figures is judge_version_rejected, and null asks for nothing', () => {
+  const at = (minimum: number | null, specificity: number | null) => {
+    const p = base();
+    p.mandate!.minJudgeSpecificity = minimum;
+    p.artifact!.judgeSpecificity = specificity;
+    return purchaseRefusal(p);
+  };
+  assert.equal(at(0.9, 0.9), null);
+  assert.equal(at(0.9, 0.8999)?.code, 'judge_version_rejected');
+  assert.match(at(0.9, null)!.message, /judge 1\.2\.0 has no measured specificity; the mandate requires 0\.9 or more/);
+  assert.equal(at(null, null), null);
+  assert.equal(at(0, null)?.code, 'judge_version_rejected', 'a model judge meets no minimum, not even 0');
+  // Mandates set before the field existed have none: any judge.
+  const p = base();
+  delete p.mandate!.minJudgeSpecificity;
+  p.artifact!.judgeSpecificity = null;
+  assert.equal(purchaseRefusal(p), null);
 });

@@ -11,6 +11,7 @@ let now = Date.parse('2026-11-24T12:00:00.000Z');
 const deps = {
   clock: { nowMs: () => now, nowIso: () => new Date(now).toISOString() },
   defaultPlan: 'free',
+  sandboxPlan: 'free',
   rateLeaseMs: 10_000,
 } as unknown as PrincipalDeps;
 

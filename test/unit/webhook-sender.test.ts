@@ -10,13 +10,15 @@ import { createServer, request as httpsRequest, type Server } from 'node:https';
 import net from 'node:net';
 import { after, afterEach, before, test } from 'node:test';
 import {
-  addressProblem,
+  addressKind,
+  addressNotPublic,
+  hostNotPublic,
   postJson,
   type ResolvedAddress,
   resolveTarget,
-  type SenderOptions,
+  type OutboundOptions,
   urlProblem,
-} from '../../actors/webhooks/sender.ts';
+} from '../../actors/shared/outbound-fetch.ts';
 import { selfSignedCertificate } from '../support/webhook-receiver.ts';
 
 const isLoopback = (host: string) => host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1';
@@ -72,7 +74,7 @@ function scriptedResolver(...answers: (string | string[])[]) {
 
 const bracketed = (address: string) => (net.isIPv6(address) ? `[${address}]` : address);
 
-// Refused in production and in test mode alike, each with a word the owner's message must contain.
+// Refused in production and in test mode alike, each with a word its classification must contain.
 const refusedRanges: [string, RegExp, string[]][] = [
   ['private (RFC 1918)', /private/, ['10.0.0.1', '10.255.255.255', '172.16.0.1', '172.31.255.254', '192.168.1.1']],
   ['cloud metadata', /link-local.*metadata|unique-local.*metadata/, ['169.254.169.254', 'fd00:ec2::254']],
@@ -156,7 +158,7 @@ after(async () => {
   net.Socket.prototype.connect = realConnect;
 });
 
-function liveOptions(over: Partial<SenderOptions> = {}): SenderOptions {
+function liveOptions(over: Partial<OutboundOptions> = {}): OutboundOptions {
   return {
     allowLoopback: true,
     extraCa: certPem,
@@ -172,31 +174,30 @@ for (const [label, mentions, addresses] of refusedRanges) {
   test(`[WEBHOOK-SSRF] ${label} addresses are refused, in production and in test mode`, () => {
     for (const address of addresses) {
       for (const allowLoopback of [false, true]) {
-        const problem = addressProblem(address, { allowLoopback });
-        assert.ok(problem !== null, `${address} allowed (allowLoopback ${allowLoopback})`);
-        assert.match(problem, mentions, address);
-        assert.ok(problem.startsWith(address), problem);
+        const kind = addressKind(address, { allowLoopback });
+        assert.ok(kind !== null, `${address} allowed (allowLoopback ${allowLoopback})`);
+        assert.match(kind, mentions, address);
         if (address.includes('%')) continue; // URLs cannot carry an IPv6 zone
-        assert.ok(urlProblem(`https://${bracketed(address)}/hook`, { allowLoopback }), `URL with ${address}`);
+        assert.equal(urlProblem(`https://${bracketed(address)}/hook`, { allowLoopback }), addressNotPublic, address);
       }
     }
   });
 }
 
-test('[WEBHOOK-SSRF] refusals of embedded IPv4 forms name the embedded address and its kind', () => {
+test('[WEBHOOK-SSRF] embedded IPv4 forms are classified by the form, naming the address they carry and its kind', () => {
   const o = { allowLoopback: true };
-  assert.match(addressProblem('::ffff:10.0.0.1', o)!, /of 10\.0\.0\.1, which is a private address/);
-  assert.match(addressProblem('::ffff:127.0.0.1', o)!, /of 127\.0\.0\.1, which is a loopback address/);
-  assert.match(addressProblem('::ffff:169.254.169.254', o)!, /of 169\.254\.169\.254, which is a link-local.*metadata/);
-  assert.match(addressProblem('64:ff9b::a00:1', o)!, /NAT64 address of 10\.0\.0\.1, which is a private/);
-  assert.match(addressProblem('2002:a9fe:a9fe::', o)!, /6to4 address of 169\.254\.169\.254, which is a link-local/);
-  assert.match(addressProblem('::ffff:8.8.8.8', o)!, /IPv4-mapped IPv6 address of 8\.8\.8\.8;/);
+  assert.match(addressKind('::ffff:10.0.0.1', o)!, /of 10\.0\.0\.1, which is a private address/);
+  assert.match(addressKind('::ffff:127.0.0.1', o)!, /of 127\.0\.0\.1, which is a loopback address/);
+  assert.match(addressKind('::ffff:169.254.169.254', o)!, /of 169\.254\.169\.254, which is a link-local.*metadata/);
+  assert.match(addressKind('64:ff9b::a00:1', o)!, /NAT64 address of 10\.0\.0\.1, which is a private/);
+  assert.match(addressKind('2002:a9fe:a9fe::', o)!, /6to4 address of 169\.254\.169\.254, which is a link-local/);
+  assert.match(addressKind('::ffff:8.8.8.8', o)!, /IPv4-mapped IPv6 address of 8\.8\.8\.8$/);
 });
 
 test('[WEBHOOK-SSRF] public addresses are allowed (classified only, never connected to)', () => {
   for (const address of publicAddresses) {
     for (const allowLoopback of [false, true]) {
-      assert.equal(addressProblem(address, { allowLoopback }), null, address);
+      assert.equal(addressKind(address, { allowLoopback }), null, address);
       assert.equal(urlProblem(`https://${bracketed(address)}:8443/hook?x=1`, { allowLoopback }), null, address);
     }
   }
@@ -204,14 +205,16 @@ test('[WEBHOOK-SSRF] public addresses are allowed (classified only, never connec
 
 test('[WEBHOOK-SSRF] loopback is refused unless test mode allows it, and test mode allows nothing else', () => {
   for (const address of loopbackAddresses) {
-    assert.match(addressProblem(address, { allowLoopback: false })!, /loopback/, address);
-    assert.match(urlProblem(`https://${bracketed(address)}/`, { allowLoopback: false })!, /loopback/, address);
-    assert.equal(addressProblem(address, { allowLoopback: true }), null, address);
+    assert.match(addressKind(address, { allowLoopback: false })!, /loopback/, address);
+    assert.equal(urlProblem(`https://${bracketed(address)}/`, { allowLoopback: false }), addressNotPublic, address);
+    assert.equal(addressKind(address, { allowLoopback: true }), null, address);
     assert.equal(urlProblem(`https://${bracketed(address)}/`, { allowLoopback: true }), null, address);
   }
   // Spellings the URL parser turns into 127.0.0.1 are the same address.
-  assert.match(urlProblem('https://2130706433/', { allowLoopback: false })!, /127\.0\.0\.1 is a loopback/);
-  assert.match(urlProblem('https://0x7f.1/', { allowLoopback: false })!, /127\.0\.0\.1 is a loopback/);
+  for (const url of ['https://2130706433/', 'https://0x7f.1/']) {
+    assert.equal(urlProblem(url, { allowLoopback: false }), addressNotPublic, url);
+    assert.equal(urlProblem(url, { allowLoopback: true }), null, url);
+  }
 });
 
 test('[WEBHOOK-SSRF] urlProblem refuses what is not an https URL to a host', () => {
@@ -236,11 +239,11 @@ test('[WEBHOOK-SSRF] urlProblem refuses what is not an https URL to a host', () 
   for (const url of ['https://example.com/hook', 'https://hooks.example.com:8443/a/b?c=d', 'https://example.com./']) {
     assert.equal(urlProblem(url, o), null, url);
   }
-  assert.match(addressProblem('example.com', o)!, /not an IP address/);
-  assert.match(addressProblem('', o)!, /not an IP address/);
+  assert.equal(addressKind('example.com', o), 'not an IP address');
+  assert.equal(addressKind('', o), 'not an IP address');
 });
 
-const resolveOptions = (over: Partial<SenderOptions> = {}): SenderOptions => ({
+const resolveOptions = (over: Partial<OutboundOptions> = {}): OutboundOptions => ({
   allowLoopback: false,
   timeoutMs: 1000,
   responseBytesMax: 4096,
@@ -256,8 +259,7 @@ test('[WEBHOOK-SSRF] resolveTarget refuses a host when any of its addresses is r
     ['2606:4700:4700::1111', '169.254.169.254'],
   ]) {
     const r = await resolveTarget('https://hooks.example.com/x', resolveOptions(scriptedResolver(answer)));
-    assert.equal(r.ok, false, answer.join(', '));
-    assert.match((r as { problem: string }).problem, /^hooks\.example\.com resolves to .* is a (private|link-local)/);
+    assert.deepEqual(r, { ok: false, problem: hostNotPublic }, answer.join(', '));
   }
   const good = await resolveTarget(
     'https://hooks.example.com/x',
@@ -274,9 +276,7 @@ test('[WEBHOOK-SSRF] every check resolves again: an answer that turns private is
     address: '93.184.215.14',
     family: 4,
   });
-  const second = await resolveTarget('https://hooks.example.com/x', o);
-  assert.equal(second.ok, false);
-  assert.match((second as { problem: string }).problem, /10\.0\.0\.1 is a private address/);
+  assert.deepEqual(await resolveTarget('https://hooks.example.com/x', o), { ok: false, problem: hostNotPublic });
   assert.equal(publicThenPrivate.calls.length, 2);
 
   const loopbackThenPrivate = scriptedResolver('127.0.0.1', '10.0.0.1');
@@ -306,12 +306,66 @@ test('[WEBHOOK-SSRF] resolveTarget: IP literals need no lookup; failed and empty
   };
   assert.deepEqual(await resolveTarget('https://nowhere.invalid/x', resolveOptions({ resolve: notFound })), {
     ok: false,
-    problem: 'nowhere.invalid could not be resolved (ENOTFOUND)',
+    problem: hostNotPublic,
   });
   assert.deepEqual(await resolveTarget('https://empty.example/x', resolveOptions({ resolve: async () => [] })), {
     ok: false,
-    problem: 'empty.example resolves to no address',
+    problem: hostNotPublic,
   });
+});
+
+test('[SEC-WEBHOOK-URL-OPAQUE] a refusal and a delivery attempt read the same whatever the resolver answered: no address, no range, no hint whether the name exists', async () => {
+  // What the owner can read: the registration refusal (resolveTarget's problem) and a delivery attempt's error. Every
+  // refused answer, a lookup that fails, and an empty one must give the same words, or the words tell the answer.
+  const answers: ((host: string) => Promise<ResolvedAddress[]>)[] = [
+    ...refusedRanges.flatMap(([, , addresses]) => addresses).map((a) => scriptedResolver(a).resolve),
+    ...loopbackAddresses.map((a) => scriptedResolver(a).resolve),
+    scriptedResolver(['93.184.215.14', '10.0.0.1']).resolve,
+    async () => [],
+    ...['ENOTFOUND', 'ENODATA', 'ESERVFAIL', 'ETIMEOUT', 'EREFUSED'].map((code) => async () => {
+      throw Object.assign(new Error(`getaddrinfo ${code} db.corp.internal`), { code });
+    }),
+  ];
+  const problems = new Set<string>();
+  const errors = new Set<string>();
+  for (const resolve of answers) {
+    const forbidden = forbiddenRequest();
+    const r = await resolveTarget(
+      'https://db.corp.internal/x',
+      resolveOptions({ resolve, request: forbidden.request }),
+    );
+    assert.equal(r.ok, false);
+    problems.add((r as { problem: string }).problem);
+    const attempt = await postJson(
+      'https://db.corp.internal/x',
+      '{}',
+      {},
+      resolveOptions({ resolve, request: forbidden.request }),
+    );
+    errors.add(attempt.error!);
+    assert.equal(forbidden.calls.length, 0);
+  }
+  assert.deepEqual([...problems], [hostNotPublic]);
+  assert.deepEqual([...errors], [hostNotPublic]);
+  assert.doesNotMatch(hostNotPublic, /db\.corp|\d+\.\d+|::|private|loopback|link-local|metadata/);
+  // An address typed into the URL: the same words whatever its range.
+  const literals = new Set(
+    ['https://10.0.0.1/', 'https://127.0.0.1/', 'https://169.254.169.254/', 'https://[fd00:ec2::254]/'].map((url) =>
+      urlProblem(url, { allowLoopback: false }),
+    ),
+  );
+  assert.deepEqual([...literals], [addressNotPublic]);
+});
+
+test('[SEC-WEBHOOK-URL-OPAQUE] a failed connection to a checked address does not name the address the host resolved to', async () => {
+  const closed = net.createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const closedPort = (closed.address() as net.AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
+  const a = await postJson(`https://localhost:${closedPort}/ok`, '{}', {}, liveOptions());
+  assert.equal(a.ok, false);
+  assert.match(a.error!, /ECONNREFUSED/);
+  assert.doesNotMatch(a.error!, /127\.0\.0\.1/);
 });
 
 test('[WEBHOOK-SEND] postJson connects to nothing when the target is refused', async () => {
@@ -325,7 +379,7 @@ test('[WEBHOOK-SEND] postJson connects to nothing when the target is refused', a
   assert.equal(attempt.ok, false);
   assert.equal(attempt.status, null);
   assert.equal(attempt.responseSnippet, null);
-  assert.match(attempt.error!, /169\.254\.169\.254 is a link-local address, the cloud metadata service/);
+  assert.equal(attempt.error, hostNotPublic);
   assert.equal(metadata.calls.length, 0, 'request was called');
 
   const targets: [string, string | null][] = [

@@ -98,7 +98,8 @@ test('[WEBHOOK-PAGE] a webhook disabled by failed deliveries is on the account p
     await reason.getByText(disabled.disabled_reason).waitFor();
     assert.equal(await row.locator('td time').count(), 1, 'its registration time');
     assert.equal(await row.getByRole('button', { name: /pause/i }).count(), 0);
-    await page.getByText(`POST ${sys.config.apiUrl}/v1/webhooks`).waitFor();
+    // The same webhooks are on the context-file API, named on the page.
+    await page.getByText(`${sys.config.apiUrl}/v1/webhooks`, { exact: true }).waitFor();
     await screenshot(page, 'webhooks-disabled');
     await page.setViewportSize({ width: 390, height: 844 });
     await screenshot(page, 'webhooks-disabled-narrow');

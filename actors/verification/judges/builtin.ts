@@ -1,11 +1,13 @@
 // The built-in judge: deterministic, versioned, no network. Each version is a set of written rules (their text is
 // hashed into judgePromptHash, so a report names exactly the rules that judged it) and the function that applies
 // them. Old versions stay so their reports can be reproduced and errata can name them: 1.0.0 to 1.2.0 are lexical
-// (term coverage); 2.0.0 reads clauses with WordNet and checks numbers, quantifiers, negation, comparisons and roles.
+// (term coverage); 2.0.0 reads clauses with WordNet and checks numbers, quantifiers, negation, comparisons and roles;
+// 3.0.0 reads the same way and verifies only on positive evidence.
+import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import type { ClaimCase, Judge, JudgeRun } from './port.ts';
-import { judgeV2, wordLists } from './rules-2.ts';
-import { wordnetPackageVersion } from './wordnet.ts';
+import type { ClaimCase, Judge, JudgeRun, ClaimState as PortClaimState, Judgement as PortJudgement } from './port.ts';
+import { judgeClauses, ruleSet2, ruleSet3, wordLists } from './rules-2.ts';
+import { exceptionListsVersion, wordnetPackageVersion } from './wordnet.ts';
 
 /**
  * The report's judgeModel for every built-in version. One name for all four, so an erratum (which names a model and
@@ -13,16 +15,10 @@ import { wordnetPackageVersion } from './wordnet.ts';
  */
 export const judgeModel = 'assay-lexical-judge';
 
-export type ClaimState =
-  | 'verified'
-  | 'partially_supported'
-  | 'unsupported'
-  | 'contradicted'
-  | 'source_missing'
-  | 'locator_missing';
+/** The port's states but `judge_error`, which only a model's unusable answer gives. */
+export type ClaimState = Exclude<PortClaimState, 'judge_error'>;
 
-export interface Judgement {
-  entailment: number;
+export interface Judgement extends PortJudgement {
   state: ClaimState;
 }
 
@@ -110,6 +106,38 @@ const rules2 = `Judge whether a claim is entailed by the cited passage of its so
 Word lists:
 ${wordLists}`;
 
+// 3.0.0: 2.0.0's rules read the same way, with irregular forms reduced, and a claim verified only on positive
+// evidence. Its rules text is 2.0.0's with these changes written in, so the hash names exactly what judges.
+const rules3 = `${rules2
+  .replace('Rules 2.0.0.', 'Rules 3.0.0. A claim is verified only on positive evidence (rules 14 to 17).')
+  .replace(
+    'for verbs and a doubled final consonant undoubled; irregular forms are not reduced.',
+    `for verbs and a doubled final consonant undoubled, and irregular forms through WordNet's exception lists (the
+   WordNet ${exceptionListsVersion} adj.exc, adv.exc, noun.exc and verb.exc files: held, hold). Verbs are read in
+   their first eight senses, and verbs of one verb group match.`,
+  )
+  .replace(
+    'Word lists:',
+    `14. Every content word of the claim must match a passage word; a word without a match caps.
+15. A claim clause with content words that shares fewer than two of them (or all of a shorter clause) with every
+   passage clause is read against nothing and caps. Of passage clauses sharing as many words, the one in the passage
+   sentence sharing most with the claim clause is read, then the earlier.
+16. The subjects and objects of a claim clause (nouns and names not inside a prepositional phrase) must match a word
+   of the sentence of the passage clause it is read against, or of the passage's first sentence; around a matched
+   relation (rule 11), the claim's subject and object must match a word of that passage clause itself. Otherwise
+   the claim says it of something else: capped.
+17. Quantities also read half a <unit>, <amount> and a half, and no more than (at most), no less than and no fewer
+   than (at least) as bounds, not negations. May written with a capital inside a sentence is the month, a content
+   word. Rules 14 to 17 cap before rule 13 sets the state.
+Word lists:`,
+  )}`;
+
+// Each change above must have found its place in the 2.0.0 text (a replace that matches nothing changes nothing).
+assert.ok(
+  ['Rules 3.0.0.', "WordNet's exception lists", '14. Every content word'].every((part) => rules3.includes(part)),
+  'the 3.0.0 rules text lost one of its changes',
+);
+
 const baseRules = `Judge whether a claim is entailed by the cited passage of its source.
 1. The passage is the source section named by the claim's locator (case-insensitive), or the whole source when the
    locator is empty. An unknown source gives source_missing, an unknown locator gives locator_missing; both 0.
@@ -145,9 +173,10 @@ const versions: Record<string, JudgeVersion> = {
     bigrams: true,
   },
   '2.0.0': { rules: rules2, engine: 'clauses', numbers: true, negation: true, bigrams: false },
+  '3.0.0': { rules: rules3, engine: 'clauses', numbers: true, negation: true, bigrams: false },
 };
 
-export const currentJudgeVersion = '2.0.0';
+export const currentJudgeVersion = '3.0.0';
 export const judgeVersions = Object.keys(versions);
 
 /** States by entailment: verified from 0.75, partially supported from 0.45, unsupported below. */
@@ -194,7 +223,7 @@ const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 export function judgeClaim(claim: string, passage: string, version: string): Judgement {
   const v = rulesOf(version);
   if (v.engine === 'clauses') {
-    const { entailment, state } = judgeV2(claim, passage);
+    const { entailment, state } = judgeClauses(claim, passage, version === '2.0.0' ? ruleSet2 : ruleSet3);
     return { entailment, state };
   }
   const claimTerms = terms(claim);

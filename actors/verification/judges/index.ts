@@ -2,6 +2,7 @@
 // configuration makes (ASSAY_JUDGE). There is no fallback from one driver to another.
 import type { Config } from '../../../contracts/index.ts';
 import { builtinJudge } from './builtin.ts';
+import { onnxJudgeFromConfig } from './onnx.ts';
 import { openaiJudgeFromConfig } from './openai.ts';
 import { type Judge, JudgeUnavailable } from './port.ts';
 import type { VerdictCache } from './verdict-cache.ts';
@@ -15,6 +16,7 @@ export {
   judgeVersions,
 } from './builtin.ts';
 export type { ClaimCase, ClaimState, Judge, Judgement, JudgeRun, JudgeUsage } from './port.ts';
+export { OnnxJudge, OnnxModelError, onnxJudgeFromConfig, onnxJudgeVersion } from './onnx.ts';
 export { OpenAIJudge, openaiJudgeFromConfig } from './openai.ts';
 export { PgVerdictCache } from './pg-verdict-cache.ts';
 export { JudgeUnavailable, judgeVersionSequence } from './port.ts';
@@ -24,7 +26,8 @@ export { MemoryVerdictCache, type VerdictCache } from './verdict-cache.ts';
 export function judgeFromConfig(config: Config, o: { cache?: VerdictCache } = {}): Judge {
   if (config.judge === 'builtin') return builtinJudge;
   if (config.judge === 'openai') return openaiJudgeFromConfig(config, o.cache ? { cache: o.cache } : {});
-  throw new Error(`ASSAY_JUDGE=${config.judge}: unknown judge (expected builtin or openai)`);
+  if (config.judge === 'onnx') return onnxJudgeFromConfig(config, o.cache ? { cache: o.cache } : {});
+  throw new Error(`ASSAY_JUDGE=${config.judge}: unknown judge (expected builtin, openai or onnx)`);
 }
 
 /**

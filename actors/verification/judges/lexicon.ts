@@ -25,26 +25,33 @@ export interface WordInfo {
 
 /** Senses of a lemma considered per part of speech: the most frequent ones (WordNet orders senses by frequency). */
 const sensesPerLemma = 3;
+/** 3.0.0: verbs are read in more of their senses (a paraphrase's verb is often a less frequent sense). */
+const sensesPerLemma3: Record<Pos, number> = { n: 3, v: 8, a: 3, r: 3 };
 const cacheMax = 50_000;
-const cache = new Map<string, WordInfo>();
+const caches = { regular: new Map<string, WordInfo>(), irregular: new Map<string, WordInfo>() };
 
-export function wordInfo(word: string): WordInfo {
+/**
+ * What WordNet says of `word`. With `irregular` (the 3.0.0 rules), irregular forms are reduced through WordNet's
+ * exception lists too (held: hold); without (2.0.0, which must judge as it always did), they are not.
+ */
+export function wordInfo(word: string, irregular = false): WordInfo {
+  const cache = irregular ? caches.irregular : caches.regular;
   const cached = cache.get(word);
   if (cached) return cached;
-  const info = compute(word);
+  const info = compute(word, irregular);
   if (cache.size >= cacheMax) cache.clear();
   cache.set(word, info);
   return info;
 }
 
-function compute(word: string): WordInfo {
+function compute(word: string, irregular: boolean): WordInfo {
   const lookup = word.replace(/-/g, '_');
   const keys = new Set<string>([`l:${word}`]);
   const broader = new Set<string>();
   const antonyms = new Set<string>();
   const senses = new Set<string>();
   const byPos = {} as Record<Pos, string[]>;
-  for (const pos of allPos) byPos[pos] = lemmas(lookup, pos);
+  for (const pos of allPos) byPos[pos] = lemmas(lookup, pos, irregular);
   let comparativeOf: string | null = null;
   for (const pos of ['a', 'r'] as const) {
     const base = byPos[pos].find((l) => l !== lookup);
@@ -57,7 +64,7 @@ function compute(word: string): WordInfo {
     for (const lemma of byPos[pos]) {
       keys.add(`l:${lemma}`);
       for (const o of synsetOffsets(lemma, pos)) senses.add(`${pos}:${o}`);
-      const offsets = synsetOffsets(lemma, pos).slice(0, sensesPerLemma);
+      const offsets = synsetOffsets(lemma, pos).slice(0, irregular ? sensesPerLemma3[pos] : sensesPerLemma);
       for (const offset of offsets) {
         const s = synset(pos, offset);
         keys.add(s.id);
@@ -65,6 +72,7 @@ function compute(word: string): WordInfo {
         for (const p of s.pointers) {
           const own = p.source === 0 || p.source === wordNumber;
           if (p.symbol === '+' && own) keys.add(`${p.pos}:${p.offset}`);
+          else if (irregular && p.symbol === '$') keys.add(`${p.pos}:${p.offset}`);
           else if (p.symbol === '&' && s.satellite) keys.add(`${p.pos}:${p.offset}`);
           else if (p.symbol === '\\' && own) {
             keys.add(`${p.pos}:${p.offset}`);

@@ -7,6 +7,8 @@
 import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
+import Type from 'typebox';
+import { Value } from 'typebox/value';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { Config } from '../../../contracts/index.ts';
 import { type Clock, systemClock } from '../../runtime/clock.ts';
@@ -30,6 +32,7 @@ import {
   JudgeUnavailable,
   type JudgeUsage,
   type Judgement,
+  judgeVersionSequence,
 } from './port.ts';
 import { Breaker, backoffMs, Limiter, retryAfterMs, type Sleep } from './reliability.ts';
 import {
@@ -119,7 +122,12 @@ type Failure = { retryable: boolean; reason: string; retryAfterMs: number | null
 export class OpenAIJudge implements Judge {
   readonly driver = 'openai' as const;
   readonly version = modelPromptVersion;
-  readonly versions: readonly string[] = [modelPromptVersion];
+  /**
+   * Every model prompt version, all judged with the current prompt: 2.1.0 is retired, not rendered (its quotes could
+   * be closed by the text they quoted), so an edition recorded to be judged by it (published before 2.2.0) is judged
+   * by the current prompt, and its report names that one.
+   */
+  readonly versions: readonly string[] = judgeVersionSequence.modelPrompt;
   readonly promptHash = modelPromptHash;
   /** The model name asked for. */
   readonly requestedModel: string;
@@ -449,6 +457,33 @@ export class OpenAIJudge implements Judge {
   }
 }
 
+/**
+ * The parts of a chat completion the judge reads, from whatever the endpoint sent: a model name and a first choice
+ * with a message. Log-probabilities and usage are read when they are well formed and left out otherwise.
+ */
+const Completion = Type.Object({
+  model: Type.String({ minLength: 1 }),
+  choices: Type.Array(Type.Unknown(), { minItems: 1 }),
+  usage: Type.Optional(Type.Unknown()),
+});
+const Choice = Type.Object({
+  message: Type.Object({ content: Type.Optional(Type.Unknown()) }),
+  logprobs: Type.Optional(Type.Unknown()),
+});
+const TokenLogprobs = Type.Object({
+  content: Type.Array(
+    Type.Object({ token: Type.String(), logprob: Type.Number(), top_logprobs: Type.Optional(Type.Unknown()) }),
+  ),
+});
+const TopLogprobs = Type.Union([
+  Type.Array(Type.Object({ token: Type.String(), logprob: Type.Number() })),
+  Type.Null(),
+]);
+const Usage = Type.Object({
+  prompt_tokens: Type.Optional(Type.Unknown()),
+  completion_tokens: Type.Optional(Type.Unknown()),
+});
+
 /** The parts of a chat completion the judge reads, or null when the body is not one. */
 function readCompletion(body: unknown): {
   content: string;
@@ -457,30 +492,32 @@ function readCompletion(body: unknown): {
   promptTokens: number;
   completionTokens: number;
 } | null {
-  if (typeof body !== 'object' || body === null) return null;
-  const b = body as {
-    model?: unknown;
-    choices?: { message?: { content?: unknown }; logprobs?: { content?: unknown } | null }[];
-    usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
-  };
-  const choice = Array.isArray(b.choices) ? b.choices[0] : undefined;
-  if (typeof b.model !== 'string' || b.model === '' || !choice || typeof choice.message !== 'object') return null;
-  const content = choice.message?.content;
-  const tokens = choice.logprobs?.content;
+  if (!Value.Check(Completion, body)) return null;
+  const choice = body.choices[0];
+  if (!Value.Check(Choice, choice)) return null;
+  const content = choice.message.content;
+  const usage = Value.Check(Usage, body.usage) ? body.usage : {};
   const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : 0);
   return {
     // A null content (a refusal, a tool call) is an answer that is not the JSON asked for.
     content: typeof content === 'string' ? content : '',
-    model: b.model,
-    logprobs: Array.isArray(tokens) && tokens.every(isTokenLogprob) ? (tokens as TokenLogprob[]) : null,
-    promptTokens: count(b.usage?.prompt_tokens),
-    completionTokens: count(b.usage?.completion_tokens),
+    model: body.model,
+    logprobs: tokenLogprobs(choice.logprobs),
+    promptTokens: count(usage.prompt_tokens),
+    completionTokens: count(usage.completion_tokens),
   };
 }
 
-function isTokenLogprob(t: unknown): boolean {
-  const x = t as TokenLogprob;
-  return typeof x === 'object' && x !== null && typeof x.token === 'string' && typeof x.logprob === 'number';
+/** Each token's log-probability and its alternatives; a token's malformed alternatives count as none given. */
+function tokenLogprobs(logprobs: unknown): TokenLogprob[] | null {
+  if (!Value.Check(TokenLogprobs, logprobs)) return null;
+  return logprobs.content.map((t) => ({
+    token: t.token,
+    logprob: t.logprob,
+    ...(t.top_logprobs === undefined
+      ? {}
+      : { top_logprobs: Value.Check(TopLogprobs, t.top_logprobs) ? t.top_logprobs : null }),
+  }));
 }
 
 function definedOnly<T extends object>(o: T): T {

@@ -49,7 +49,7 @@ export interface JudgeRun {
    * endpoint's token log-probabilities), `verdict` (1 or 0 from the verdict, when the endpoint gives no
    * log-probabilities), or `mixed` (some claims each way).
    */
-  entailmentFrom: 'rules' | 'logprobs' | 'verdict' | 'mixed';
+  entailmentFrom: 'rules' | 'logprobs' | 'verdict' | 'mixed' | 'classifier';
   /** One per case, in the order of the cases. */
   judgements: Judgement[];
   /** Endpoint usage for a model judge; null for the built-in one. */
@@ -57,7 +57,7 @@ export interface JudgeRun {
 }
 
 export interface Judge {
-  readonly driver: 'builtin' | 'openai';
+  readonly driver: 'builtin' | 'openai' | 'onnx';
   /** The version this judge judges new editions with. */
   readonly version: string;
   /** Every version this judge can judge with (the built-in judge keeps its old rule sets reproducible). */
@@ -67,6 +67,8 @@ export interface Judge {
    * cannot answer (endpoint down, circuit open, out of retries); never answers with another judge instead.
    */
   judge(cases: ClaimCase[], version?: string): Promise<JudgeRun>;
+  /** Load what the judge needs (a local model) and check it; a judge with nothing to load has none. */
+  start?(): Promise<void>;
   close?(): Promise<void>;
 }
 
@@ -77,10 +79,12 @@ export class JudgeUnavailable extends Error {
 
 /**
  * The one version sequence every driver shares, in order (a mandate's min_judge_version compares against it):
- * the built-in rule sets 1.0.0, 1.1.0, 1.2.0 and 2.0.0, then the model prompt 2.1.0. A new rule set or prompt takes
- * the next version; versions are never changed once released.
+ * the built-in rule sets 1.0.0, 1.1.0, 1.2.0 and 2.0.0, the model prompts 2.1.0 and 2.2.0, the built-in rules
+ * 3.0.0, then the local cross-encoder's input format 3.1.0. A new rule set or prompt takes the next version;
+ * versions are never changed once released.
  */
 export const judgeVersionSequence = {
-  builtin: ['1.0.0', '1.1.0', '1.2.0', '2.0.0'],
-  modelPrompt: ['2.1.0'],
+  builtin: ['1.0.0', '1.1.0', '1.2.0', '2.0.0', '3.0.0'],
+  modelPrompt: ['2.1.0', '2.2.0'],
+  onnx: ['3.1.0'],
 } as const;

@@ -167,7 +167,14 @@ function gluedNumber(word: string): { value: number; rest: string } | null {
   return null;
 }
 
-export function findQuantities(words: readonly string[]): { quantities: Quantity[]; bareUnits: BareUnit[] } {
+/**
+ * The quantities of a text. `halves` (the 3.0.0 rules) also reads "half a minute", "an hour and a half" and the
+ * three-word bounds "no more than", "no less than", "no fewer than"; 2.0.0 reads neither, as released.
+ */
+export function findQuantities(
+  words: readonly string[],
+  halves = false,
+): { quantities: Quantity[]; bareUnits: BareUnit[] } {
   const quantities: Quantity[] = [];
   const bareUnits: BareUnit[] = [];
   const used = new Set<number>();
@@ -204,6 +211,15 @@ export function findQuantities(words: readonly string[]): { quantities: Quantity
           end++;
         } else break;
       }
+    } else if (
+      halves &&
+      w === 'half' &&
+      (words[i + 1] === 'a' || words[i + 1] === 'an') &&
+      (words[i + 2] ?? '') in units &&
+      words[i + 2]!.length >= bareUnitMin
+    ) {
+      value = 0.5;
+      end = i + 1;
     } else if (w === 'single') {
       value = 1;
     } else if (w === 'once' && /^(per|a|an|every|each)$/.test(words[i + 1] ?? '')) {
@@ -232,6 +248,11 @@ export function findQuantities(words: readonly string[]): { quantities: Quantity
       unitName = next;
       end++;
     }
+    // "an hour and a half": half of the unit more.
+    if (halves && unitName !== null && words.slice(end + 1, end + 4).join(' ') === 'and a half') {
+      value += 0.5;
+      end += 3;
+    }
     let dim: Dimension = 'count';
     let canonical: string | null = null;
     if (unitName !== null) {
@@ -241,15 +262,18 @@ export function findQuantities(words: readonly string[]): { quantities: Quantity
       canonical = c;
     }
     for (let k = i; k <= end; k++) used.add(k);
-    quantities.push({ value, dim, bound: boundBefore(words, i, end), vague, unit: canonical, start: i, end });
+    quantities.push({ value, dim, bound: boundBefore(words, i, end, halves), vague, unit: canonical, start: i, end });
   }
   return { quantities, bareUnits };
 }
 
-function boundBefore(words: readonly string[], start: number, end: number): Bound {
+function boundBefore(words: readonly string[], start: number, end: number, threeWords: boolean): Bound {
   const b1 = words[start - 1] ?? '';
   const b2 = `${words[start - 2] ?? ''} ${b1}`;
   const a2 = `${words[end + 1] ?? ''} ${words[end + 2] ?? ''}`;
+  const b3 = `${words[start - 3] ?? ''} ${b2}`;
+  if (threeWords && b3 === 'no more than') return 'le';
+  if (threeWords && (b3 === 'no less than' || b3 === 'no fewer than')) return 'ge';
   if (b2 === 'at least' || b2 === 'no less' || a2 === 'or more' || b1 === 'minimum') return 'ge';
   if (b2 === 'at most' || b2 === 'up to' || b2 === 'no more' || a2 === 'or less' || a2 === 'or fewer') return 'le';
   if (b1 === 'maximum') return 'le';

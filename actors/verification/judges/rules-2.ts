@@ -1,9 +1,26 @@
-// The built-in judge's 2.0.0 rules, applied: a claim is read clause by clause against the passage clause that
+// The built-in judge's clause rules, applied: 2.0.0 as released, and 3.0.0, which reads the same way and verifies only
+// on positive evidence (a RuleSet says which). A claim is read clause by clause against the passage clause that
 // shares most with it; words match through WordNet; numbers, units, quantifiers, negations, directions of
 // comparison and the order of the terms around the relation must agree. The rules text the report hashes is in
 // builtin.ts; this is the code that applies it, rule by rule in the same order.
 import { type WordInfo, wordInfo } from './lexicon.ts';
 import { boundConflict, findQuantities, type Quantity, sameAmount } from './quantities.ts';
+
+/**
+ * What differs between the rule sets this engine applies. 2.0.0 as released; 3.0.0 verifies only on positive
+ * evidence (every content word found, each claim clause read against a passage clause, the subject and object of a
+ * matched relation found in that clause) and reduces irregular forms through WordNet's exception lists.
+ */
+export interface RuleSet {
+  version: '2.0.0' | '3.0.0';
+  /** Reduce irregular forms through WordNet's exception lists (3.0.0). */
+  irregular: boolean;
+  /** Verify only on positive evidence (3.0.0 rules 14 to 17). */
+  strict: boolean;
+}
+
+export const ruleSet2: RuleSet = { version: '2.0.0', irregular: false, strict: false };
+export const ruleSet3: RuleSet = { version: '3.0.0', irregular: true, strict: true };
 
 export interface Verdict {
   entailment: number;
@@ -129,6 +146,7 @@ interface Token {
 }
 
 interface Text {
+  rules: RuleSet;
   tokens: Token[];
   quantities: Quantity[];
   bareUnits: { unit: string; dim: string; index: number }[];
@@ -174,10 +192,10 @@ function normalise(text: string): string {
 
 const tokenPattern = /[A-Za-z0-9\u00b5][A-Za-z0-9\u00b5_'./%+=-]*[A-Za-z0-9%\u00b5+]|[A-Za-z0-9\u00b5%]|[.;:!?,]/g;
 
-function analyse(text: string): Text {
+function analyse(text: string, rules: RuleSet): Text {
   const originals = (normalise(text).match(tokenPattern) ?? []).map((w) => w.replace(/^'+|'+$/g, ''));
   const words = originals.map((w) => w.toLowerCase());
-  const { quantities, bareUnits } = findQuantities(words);
+  const { quantities, bareUnits } = findQuantities(words, rules.strict);
   const inQuantity = new Set<number>();
   for (const q of quantities) for (let k = q.start; k <= q.end; k++) inQuantity.add(k);
   const tokens: Token[] = [];
@@ -213,25 +231,31 @@ function analyse(text: string): Text {
       opener = w;
       clauseStart = false;
     }
-    const neg = negationWords.has(w) || w === 'rather_than' || w === 'instead_of';
+    // 3.0.0: "no more than 4" is a bound on the number (rule 7), not a negation.
+    const bound = rules.strict && w === 'no' && words[i + 2] === 'than' && inQuantity.has(i + 3);
+    const neg = !bound && (negationWords.has(w) || w === 'rather_than' || w === 'instead_of');
+    // 3.0.0: May with a capital inside a sentence is the month, not the modal ("the terminal opens in May").
+    const month = rules.strict && original === 'May' && tokens.length > 0 && tokens.at(-1)!.sentence === sentence;
     const content =
-      !quantity &&
-      !neg &&
-      !stopWords.has(w) &&
-      !universalWords.has(w) &&
-      !weakWords.has(w) &&
-      !exclusiveWords.has(w) &&
-      !(w in gradeWords) &&
-      /[a-z]/.test(w);
+      month ||
+      (!quantity &&
+        !neg &&
+        !negationWords.has(w) &&
+        !stopWords.has(w) &&
+        !universalWords.has(w) &&
+        !weakWords.has(w) &&
+        !exclusiveWords.has(w) &&
+        !(w in gradeWords) &&
+        /[a-z]/.test(w));
     const tok = plain(w, original, sentence, clause, quantity);
     tok.content = content;
     tok.neg = neg;
-    tok.info = content ? wordInfo(w) : null;
+    tok.info = content ? wordInfo(w, rules.irregular) : null;
     tokens.push(tok);
   }
   tokens.forEach((tok, i) => {
     if (!tok.neg) return;
-    const first = scopeOf({ tokens } as Text, i)[0];
+    const first = scopeOf({ rules, tokens } as Text, i)[0];
     if (first !== undefined) tokens[first]!.negatedFirst = true;
   });
   const clauseRange: [number, number][] = Array.from({ length: clause + 1 }, () => [0, 0]);
@@ -245,6 +269,7 @@ function analyse(text: string): Text {
     sentenceRange[tokens[i]!.sentence]![1] = i + 1;
   }
   return {
+    rules,
     tokens,
     quantities,
     bareUnits,
@@ -286,13 +311,18 @@ function negatedTokens(t: Text): Set<number> {
   return out;
 }
 
-const passageCache = new Map<string, Passage>();
+const passageCaches = new Map<string, Map<string, Passage>>();
 const passageCacheMax = 512;
 
-function analysePassage(text: string): Passage {
+function analysePassage(text: string, rules: RuleSet): Passage {
+  let passageCache = passageCaches.get(rules.version);
+  if (!passageCache) {
+    passageCache = new Map();
+    passageCaches.set(rules.version, passageCache);
+  }
   const cached = passageCache.get(text);
   if (cached) return cached;
-  const t = analyse(text);
+  const t = analyse(text, rules);
   const exact = new Map<string, number[]>();
   const broader = new Map<string, number[]>();
   const prefixes = new Map<string, number[]>();
@@ -375,7 +405,7 @@ function computeMatches(tok: Token, p: Passage): number[] {
 
 function wordMatches(word: string, p: Passage): number[] {
   const out = new Set<number>();
-  for (const k of wordInfo(word).keys) for (const i of p.exact.get(k) ?? []) out.add(i);
+  for (const k of wordInfo(word, p.rules.irregular).keys) for (const i of p.exact.get(k) ?? []) out.add(i);
   return [...out];
 }
 
@@ -421,11 +451,17 @@ const wordsOnly = (text: string) =>
     .replace(/[^a-z0-9%]+/g, ' ')
     .trim();
 
+/** The 2.0.0 rules, as released. */
 export function judgeV2(claimText: string, passageText: string): Verdict {
-  const passage = analysePassage(passageText);
+  return judgeClauses(claimText, passageText, ruleSet2);
+}
+
+/** Judge a claim against its passage by the rule set given (2.0.0, or 3.0.0 with its positive-evidence rules). */
+export function judgeClauses(claimText: string, passageText: string, rules: RuleSet): Verdict {
+  const passage = analysePassage(passageText, rules);
   // Rule 2: a claim that is, word for word, a sentence of the passage is quoted: verified.
   if (passage.quoted.has(wordsOnly(claimText))) return { entailment: 1, state: 'verified', reasons: [] };
-  const claim = analyse(claimText);
+  const claim = analyse(claimText, rules);
   const reasons: string[] = [];
   let contradicted = false;
   let capped = false;
@@ -467,6 +503,8 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
     else {
       const tok = claim.tokens[indices[0]!]!;
       if (isName(tok) || !tok.info?.known) cap(`the passage does not name "${tok.original}"`);
+      // 3.0.0 rule 14: every content word must be found; a word the passage does not have is not evidence.
+      else if (rules.strict) cap(`the passage has nothing for "${tok.w}"`);
     }
   }
 
@@ -485,8 +523,25 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
       for (const ps of new Set(m.map((j) => passage.tokens[j]!.sentence)))
         bySentence.set(ps, (bySentence.get(ps) ?? 0) + 1);
     }
-    const best = argmax(byClause);
+    // 3.0.0: of clauses sharing as many words, one in the sentence sharing most with the claim clause.
+    const best = rules.strict ? argmaxWithin(byClause, argmax(bySentence), passage) : argmax(byClause);
     if (best !== null && byClause.get(best)! >= Math.min(2, size)) bestClause.set(c, best);
+    // 3.0.0 rule 15: a claim clause with content words that no passage clause states is not read against anything.
+    else if (rules.strict && size > 0) cap('a clause of the claim matches no clause of the passage');
+    // 3.0.0 rule 16: the subjects and objects of a claim clause must be found in the sentence of the passage clause
+    // it is read against, or in the passage's first sentence (its topic); otherwise the passage says it of something
+    // else.
+    const pc = bestClause.get(c);
+    if (rules.strict && pc !== undefined) {
+      const ps = passage.tokens[passage.clauseRange[pc]![0]]!.sentence;
+      for (const i of clauseIndices(claim, c)) {
+        const tok = claim.tokens[i]!;
+        const m = matches.get(i) ?? [];
+        if (!tok.content || m.length === 0 || !isArgument(claim, i)) continue;
+        if (!m.some((j) => passage.tokens[j]!.sentence === ps || passage.tokens[j]!.sentence === 0))
+          cap(`the passage says "${tok.w}" of something else than the sentence that matches`);
+      }
+    }
     // A claim clause joining what the passage says of different things: words found only in other sentences
     // (an anaphor, "it", lets the sentence before count as the same statement).
     const sentence = argmax(bySentence);
@@ -615,8 +670,12 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
 
   // Rule 11: the order of the main terms around the relation, and modifiers moved between things.
   for (const [c, pc] of bestClause) {
-    const swapped = rolesSwapped(claim, c, passage, pc, matches);
+    const unanchored: string[] = [];
+    const swapped = rolesSwapped(claim, c, passage, pc, matches, unanchored);
     if (swapped) contradict(`the claim swaps the roles of "${swapped}" around the relation`);
+    // 3.0.0 rule 16: the subject and object of a matched relation must be found in the clause that states it.
+    if (rules.strict && unanchored.length > 0)
+      cap(`the passage does not state the relation of "${unanchored[0]}" in the clause that matches`);
     const moved = modifierMoved(claim, c, passage, pc, matches);
     if (moved) contradict(`the passage does not say this of "${moved}"`);
   }
@@ -635,6 +694,17 @@ export function judgeV2(claimText: string, passageText: string): Verdict {
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 const stemOf = (w: string) => (w.endsWith('s') ? w.slice(0, -1) : w);
+
+/** The key of the highest count, preferring (on a tie) a clause of passage sentence `sentence`, then the earlier. */
+function argmaxWithin(m: Map<number, number>, sentence: number | null, passage: Passage): number | null {
+  let best: number | null = null;
+  const inSentence = (k: number) => passage.tokens[passage.clauseRange[k]![0]]!.sentence === sentence;
+  for (const [k, v] of [...m].sort((a, b) => a[0] - b[0])) {
+    const top = best === null ? -1 : m.get(best)!;
+    if (best === null || v > top || (v === top && inSentence(k) && !inSentence(best))) best = k;
+  }
+  return best;
+}
 
 function argmax(m: Map<number, number>): number | null {
   let best: number | null = null;
@@ -786,6 +856,7 @@ function rolesSwapped(
   passage: Passage,
   pc: number,
   matches: Map<number, number[]>,
+  unanchored: string[],
 ): string | null {
   const cIdx = clauseIndices(claim, c);
   const pIdx = clauseIndices(passage, pc);
@@ -822,7 +893,11 @@ function rolesSwapped(
       // A pronoun in the passage's slot on that side ("removes them") leaves the passage's term unknown.
       if (pronounSlot(passage, pi, claimLeft !== pPassive ? -1 : 1)) continue;
       const inClause = (matches.get(k) ?? []).filter((j) => passage.tokens[j]!.clause === pc && j !== pi);
-      if (inClause.length === 0) continue;
+      if (inClause.length === 0) {
+        // The passage states this relation of something else (or of a term only matched elsewhere).
+        if ((matches.get(k) ?? []).length > 0) unanchored.push(claim.tokens[k]!.w);
+        continue;
+      }
       const sides = new Set(inClause.map((j) => j < pi !== pPassive));
       if (sides.size === 1 && sides.has(!claimLeft)) return claim.tokens[k]!.w;
     }

@@ -26,7 +26,7 @@ export interface VerdictKey extends VerdictKeyParts {
 
 /** A cached chunk verdict: its judgement and how its entailment was obtained. `judge_error` is never cached. */
 export interface CachedVerdict extends Judgement {
-  entailmentFrom: 'logprobs' | 'verdict';
+  entailmentFrom: 'logprobs' | 'verdict' | 'classifier';
 }
 
 export interface VerdictCache {

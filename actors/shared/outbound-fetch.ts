@@ -1,16 +1,21 @@
-// Outbound HTTPS for webhook deliveries, with the SSRF defences of issue 15: the URL's host is resolved and every
-// address checked at registration and again at each delivery, and the connection goes to exactly the address that
-// was checked, so a DNS answer that changes between check and connect (rebinding) cannot reach an internal service.
+// Outbound HTTPS to a URL a user names (DECISIONS "Outbound fetches share one rule"): webhook deliveries and client
+// ID metadata documents. The SSRF defences of issue 15: the URL's host is resolved and every address checked at
+// registration and again at each request, and the connection goes to exactly the address that was checked, so a DNS
+// answer that changes between check and connect (rebinding) cannot reach an internal service. One timeout covers the
+// whole request and the body is read up to a cap. What a refusal tells the URL's owner never carries the resolver's
+// answer: only that the address is not public.
 import { lookup as dnsLookup } from 'node:dns/promises';
+import { readFileSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import { checkServerIdentity, createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import ipaddr from 'ipaddr.js';
+import type { Config } from '../../contracts/index.ts';
 
 export type ResolvedAddress = { address: string; family: 4 | 6 };
 
-export interface SenderOptions {
+export interface OutboundOptions {
   /** Test mode only: allow 127.0.0.0/8 and ::1 (ASSAY_WEBHOOK_ALLOW_LOOPBACK=true). Off by default. */
   allowLoopback: boolean;
   /** Extra trusted CA certificates in PEM (ASSAY_WEBHOOK_CA_FILE), for a test receiver's self-signed certificate. */
@@ -25,7 +30,17 @@ export interface SenderOptions {
   request?: typeof httpsRequest;
 }
 
-type LoopbackOption = Pick<SenderOptions, 'allowLoopback'>;
+/** The configured rule (the test-mode loopback and CA settings, the timeout) with a body cap of the caller's. */
+export function outboundOptionsOf(config: Config, responseBytesMax: number): OutboundOptions {
+  return {
+    allowLoopback: config.webhookAllowLoopback,
+    ...(config.webhookCaFile === '' ? {} : { extraCa: readFileSync(config.webhookCaFile, 'utf8') }),
+    timeoutMs: config.webhookTimeoutMs,
+    responseBytesMax,
+  };
+}
+
+type LoopbackOption = Pick<OutboundOptions, 'allowLoopback'>;
 
 // Keep-alive agents, one per (checked address, port, TLS name): reusing a connection skips a TLS handshake per
 // attempt, and a socket in an agent was opened to exactly the address that agent is for. Bounded: the oldest agent
@@ -61,13 +76,18 @@ function contextWithCa(extraCa: string): SecureContext {
   return c;
 }
 
-/** The outcome of one delivery attempt. `ok` is a 2xx; `status` is null when no response arrived. */
+/** The outcome of one request. `ok` is a 2xx; `status` is null when no response arrived. */
 export interface Attempt {
   ok: boolean;
   status: number | null;
   durationMs: number;
   error: string | null;
+  /** The response body up to the cap (null when none arrived). */
   responseSnippet: string | null;
+  /** The body was longer than the cap: `responseSnippet` is its beginning. */
+  truncated: boolean;
+  /** The response's headers (lower-case names; repeated ones joined with ", "); empty when none arrived. */
+  responseHeaders: Record<string, string>;
 }
 
 const rangeWords: Record<string, string> = {
@@ -99,11 +119,22 @@ function ipLiteral(hostname: string): string | null {
   return isIP(bare) === 0 ? null : bare;
 }
 
-/** Why an address may not be connected to, in words for the owner; null when it is allowed. */
-export function addressProblem(address: string, o: LoopbackOption): string | null {
-  if (isIP(address) === 0) return `${address} is not an IP address`;
-  const words = refusedAs(ipaddr.parse(address), o);
-  return words === null ? null : `${address} is ${words}; webhooks are delivered only to public addresses`;
+/**
+ * The refusals a URL's owner sees (at registration, and in the attempts of a delivery). They say that an address is
+ * not public and nothing more: naming the address a host resolved to, or its range, or whether the name exists at
+ * all, would let anyone who can register a URL read the service's own DNS, internal names included.
+ */
+export const addressNotPublic = "the URL's address is not public; webhooks are delivered only to public addresses";
+export const hostNotPublic =
+  "the URL's host resolves to an address that is not public, or to none; webhooks are delivered only to public addresses";
+
+/**
+ * What kind of refused address `address` is, in words (which name the address an IPv6 form carries); null when it
+ * may be connected to. For the rule and its tests only: these words are never shown to a client.
+ */
+export function addressKind(address: string, o: LoopbackOption): string | null {
+  if (isIP(address) === 0) return 'not an IP address';
+  return refusedAs(ipaddr.parse(address), o);
 }
 
 /** What kind of refused address ip is, in words; null when it is allowed. */
@@ -118,7 +149,7 @@ function refusedAs(ip: ipaddr.IPv4 | ipaddr.IPv6, o: LoopbackOption): string | n
   }
   let words = rangeWords[range] ?? `a special-purpose address (${range})`;
   if (metadataAddresses.has(ip.toString())) words += ', the cloud metadata service';
-  // Forms that carry an IPv4 address are refused whatever they carry; naming it shows the owner what it was.
+  // Forms that carry an IPv4 address are refused whatever they carry; the words name what it carried.
   const embedded = ip.kind() === 'ipv6' ? embeddedIPv4(ip as ipaddr.IPv6, range) : null;
   if (embedded !== null) {
     const inner = refusedAs(embedded, { allowLoopback: false });
@@ -136,7 +167,7 @@ function embeddedIPv4(ip: ipaddr.IPv6, range: string): ipaddr.IPv4 | null {
   return null;
 }
 
-/** Why a URL is refused before any connection, in words for the owner; null when it is allowed. */
+/** Why a URL is refused before any lookup, in words for the owner; null when it is allowed. */
 export function urlProblem(url: string, o: LoopbackOption): string | null {
   let u: URL;
   try {
@@ -149,7 +180,7 @@ export function urlProblem(url: string, o: LoopbackOption): string | null {
   if (u.hostname === '') return 'the URL must name a host';
   if (u.port === '0') return 'the URL must not use port 0';
   const literal = ipLiteral(u.hostname);
-  return literal === null ? null : addressProblem(literal, o);
+  return literal === null || addressKind(literal, o) === null ? null : addressNotPublic;
 }
 
 async function lookupAll(host: string): Promise<ResolvedAddress[]> {
@@ -160,7 +191,7 @@ async function lookupAll(host: string): Promise<ResolvedAddress[]> {
 /** Resolves the URL's host and checks every address (one refused address refuses the URL); returns the one to use. */
 export async function resolveTarget(
   url: string,
-  o: SenderOptions,
+  o: OutboundOptions,
 ): Promise<({ ok: true } & ResolvedAddress) | { ok: false; problem: string }> {
   const problem = urlProblem(url, o);
   if (problem !== null) return { ok: false, problem };
@@ -170,65 +201,79 @@ export async function resolveTarget(
   let addresses: ResolvedAddress[];
   try {
     addresses = await (o.resolve ?? lookupAll)(host);
-  } catch (e) {
-    return { ok: false, problem: `${host} could not be resolved (${(e as { code?: string }).code ?? String(e)})` };
+  } catch {
+    // A name the resolver does not know gets the same words as one it resolves to an internal address: telling them
+    // apart would say which internal names exist.
+    return { ok: false, problem: hostNotPublic };
   }
-  if (addresses.length === 0) return { ok: false, problem: `${host} resolves to no address` };
   // Every address is checked, not only the one used: a name with one public and one internal address is refused
   // outright rather than depending on which answer comes first next time.
-  for (const a of addresses) {
-    const refused = addressProblem(a.address, o);
-    if (refused !== null) return { ok: false, problem: `${host} resolves to ${refused}` };
+  if (addresses.length === 0 || addresses.some((a) => addressKind(a.address, o) !== null)) {
+    return { ok: false, problem: hostNotPublic };
   }
   const first = addresses[0]!;
   return { ok: true, address: first.address, family: first.family };
 }
 
+/** One request: its method, the body (POST) and headers beside Host and Content-Length. */
+export interface OutboundRequest {
+  method: 'GET' | 'POST';
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** POSTs a JSON body to url and reports the attempt; never throws (a webhook delivery). */
+export function postJson(url: string, body: string, headers: Record<string, string>, o: OutboundOptions) {
+  return outboundRequest(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } }, o);
+}
+
+/** GETs url and reports the answer; never throws (a client ID metadata document). */
+export function getOutbound(url: string, headers: Record<string, string>, o: OutboundOptions) {
+  return outboundRequest(url, { method: 'GET', body: '', headers }, o);
+}
+
 /**
- * POSTs body to url and reports the attempt; never throws. The connection goes to the address resolveTarget checked
- * (no second lookup), SNI and Host are the URL's host and the certificate is verified against it; redirects are not
- * followed (a 3xx fails), and the response body is read up to responseBytesMax.
+ * Sends one request to url and reports the attempt; never throws. The connection goes to the address resolveTarget
+ * checked (no second lookup), SNI and Host are the URL's host and the certificate is verified against it; redirects
+ * are not followed (a 3xx fails), and the response body is read up to responseBytesMax.
  */
-export async function postJson(
-  url: string,
-  body: string,
-  headers: Record<string, string>,
-  o: SenderOptions,
-): Promise<Attempt> {
+export async function outboundRequest(url: string, r: OutboundRequest, o: OutboundOptions): Promise<Attempt> {
   // A network wait is measured against the real monotonic clock: it is a measurement, not business time.
   const started = performance.now();
   const elapsedMs = () => Math.round(performance.now() - started);
   return new Promise<Attempt>((settle) => {
     let done = false;
     let cancel = () => {};
-    const finish = (status: number | null, error: string | null, responseSnippet: string | null = null) => {
+    const finish: Finish = (status, error, responseSnippet = null, more = noMore) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       cancel();
       const ok = error === null && status !== null && status >= 200 && status < 300;
-      settle({ ok, status, durationMs: elapsedMs(), error, responseSnippet });
+      settle({ ok, status, durationMs: elapsedMs(), error, responseSnippet, ...more });
     };
     const timer = setTimeout(() => finish(null, 'timeout'), o.timeoutMs);
     resolveTarget(url, o).then(
       (target) => {
         if (done) return;
         if (!target.ok) return finish(null, target.problem);
-        cancel = send(url, body, headers, o, target, finish);
+        cancel = send(url, r, o, target, finish);
       },
       (e) => finish(null, String(e)), // resolveTarget catches its own failures; this is a backstop for "never throws"
     );
   });
 }
 
-type Finish = (status: number | null, error: string | null, responseSnippet?: string | null) => void;
+type More = Pick<Attempt, 'truncated' | 'responseHeaders'>;
+const noMore: More = { truncated: false, responseHeaders: {} };
+
+type Finish = (status: number | null, error: string | null, responseSnippet?: string | null, more?: More) => void;
 
 /** Opens the pinned request and reports through finish; returns the function that tears it down. */
 function send(
   url: string,
-  body: string,
-  headers: Record<string, string>,
-  o: SenderOptions,
+  r: OutboundRequest,
+  o: OutboundOptions,
   target: ResolvedAddress,
   finish: Finish,
 ): () => void {
@@ -240,6 +285,9 @@ function send(
     if (options.all) callback(null, [target]);
     else callback(null, target.address, target.family);
   };
+  // Socket errors name the address connected to ("connect ECONNREFUSED 203.0.113.7:443"): the owner reads these
+  // words, and the address is the resolver's answer, so it is left out.
+  const withoutAddress = (message: string) => message.replaceAll(target.address, 'the address');
   let status: number | null = null;
   try {
     const req = (o.request ?? httpsRequest)({
@@ -247,7 +295,7 @@ function send(
       family: target.family,
       port: u.port === '' ? 443 : Number(u.port),
       path: u.pathname + u.search,
-      method: 'POST',
+      method: r.method,
       lookup: pinned,
       servername: isIP(hostname) === 0 ? hostname : '', // SNI carries names only (RFC 6066 section 3)
       checkServerIdentity: (_host, cert) => checkServerIdentity(hostname, cert),
@@ -256,15 +304,19 @@ function send(
       // A pooled connection is reused only by an attempt that checked the very same address, port and name.
       agent: o.request ? false : agentFor(target.address, u.port, hostname),
       headers: {
-        'content-type': 'application/json',
-        ...headers,
+        ...r.headers,
         host: u.host,
-        'content-length': String(Buffer.byteLength(body)),
+        ...(r.method === 'POST' ? { 'content-length': String(Buffer.byteLength(r.body)) } : {}),
       },
     });
-    req.on('error', (e) => finish(status, e.message));
+    req.on('error', (e) => finish(status, withoutAddress(e.message)));
     req.on('response', (res) => {
       status = res.statusCode ?? null;
+      const responseHeaders: Record<string, string> = {};
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (value !== undefined) responseHeaders[name] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      let truncated = false;
       const decoder = new StringDecoder('utf8'); // holds back a character cut by the cap instead of mangling it
       let snippet = '';
       let bytes = 0;
@@ -276,11 +328,13 @@ function send(
           status,
           redirected ? `the receiver answered a redirect (${status}), which is not followed` : null,
           snippet,
+          { truncated, responseHeaders },
         );
       };
       res.on('data', (chunk: Buffer) => {
         if (bytes >= o.responseBytesMax) return;
         const room = o.responseBytesMax - bytes;
+        if (chunk.length > room) truncated = true;
         bytes += chunk.length;
         snippet += decoder.write(chunk.length > room ? chunk.subarray(0, room) : chunk);
         if (bytes >= o.responseBytesMax) {
@@ -291,16 +345,16 @@ function send(
         snippet += decoder.end();
         complete();
       });
-      res.on('error', (e) => finish(status, e.message, snippet));
+      res.on('error', (e) => finish(status, withoutAddress(e.message), snippet));
       res.on('close', () => {
         if (!res.complete) finish(status, 'the response ended before its body was complete', snippet);
       });
     });
-    req.end(body);
+    req.end(r.method === 'POST' ? r.body : undefined);
     return () => req.destroy();
   } catch (e) {
     // https.request throws synchronously on headers it cannot send (a newline in a value, for example).
-    finish(null, (e as Error).message);
+    finish(null, withoutAddress((e as Error).message));
     return () => {};
   }
 }

@@ -1,13 +1,16 @@
-// What every Assay process measures (docs/operations.md, Metrics): one registry per process, exposed in the
-// Prometheus text format by the admin listener (gateway/metrics-listener.ts) and never on the public port. The
-// instruments are module-level, so a process that runs every role (`assay serve`) reports them all from one
-// place. The counters and histograms the request path counts into are bound-metrics.ts's (cheaper per observation
-// than prom-client's own); the registry and the text format are prom-client's. Label values come from fixed sets
-// (operation ids, faces, statuses, actor kinds, projection names): never a principal, listing or order id, so the
-// number of series does not grow with traffic.
+// What every Assay process that runs a role measures (docs/operations.md, Metrics): one registry per process,
+// exposed in the Prometheus text format by the admin listener (cli/metrics-listener.ts) and never on the public
+// port. The registry and its instruments are made when this module is loaded, which cli/telemetry.ts does when a
+// process starts its roles (an operator or client command never loads prom-client); the layers count into the
+// instruments through their ports (contracts/telemetry.ts), so a process that runs every role (`assay serve`)
+// reports them all from one place. The counters and histograms the request path counts into are bound-metrics.ts's
+// (cheaper per observation than prom-client's own); the registry and the text format are prom-client's. Label
+// values come from fixed sets (operation ids, faces, statuses, actor kinds, projection names): never a principal,
+// listing or order id, so the number of series does not grow with traffic.
 // Gauges whose truth lives elsewhere (an actor host's shards, a projection's position) are read when scraped, from
 // the sources that registered themselves here.
 import client from 'prom-client';
+import type { ActorHostSource, Instruments, MetricReadings, ProjectionSource } from '../contracts/index.ts';
 import { BoundCounter, BoundHistogram } from './bound-metrics.ts';
 
 export const metricsRegistry = new client.Registry();
@@ -15,20 +18,7 @@ client.collectDefaultMetrics({ register: metricsRegistry });
 
 const latencyBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** Things a scrape reads at its time: actor hosts, projections, the money totals. */
-export interface ActorHostSource {
-  kind: string;
-  shardsOwned(): number;
-  activations(): number;
-  mailboxDepth(): number;
-  /** Age of the oldest snapshot an active actor was loaded from, in seconds (0 with none). */
-  oldestSnapshotAgeSeconds(): number;
-}
-export interface ProjectionSource {
-  name: string;
-  /** The stream sequence applied, and the stream's last sequence, as last seen. */
-  position(): { applied: number; head: number };
-}
+/** What a scrape refreshes before it reads the registry. */
 export interface ScrapeSource {
   /** Readings that need a query (escrow totals, backlogs); refreshed at most once per scrape. */
   read(): Promise<void>;
@@ -38,15 +28,19 @@ const actorHosts = new Set<ActorHostSource>();
 const projections = new Set<ProjectionSource>();
 const scrapeSources = new Set<ScrapeSource>();
 
+/** Where actor hosts and projections register while they run (through their layers' ports). */
+export const readings: MetricReadings = {
+  actorHost(s) {
+    actorHosts.add(s);
+    return () => actorHosts.delete(s);
+  },
+  projection(s) {
+    projections.add(s);
+    return () => projections.delete(s);
+  },
+};
+
 /** Register a source while it runs; the function returned unregisters it. */
-export function registerActorHost(s: ActorHostSource): () => void {
-  actorHosts.add(s);
-  return () => actorHosts.delete(s);
-}
-export function registerProjection(s: ProjectionSource): () => void {
-  projections.add(s);
-  return () => projections.delete(s);
-}
 export function registerScrapeSource(s: ScrapeSource): () => void {
   scrapeSources.add(s);
   return () => scrapeSources.delete(s);
@@ -169,6 +163,28 @@ export const metrics = {
       }
     },
   }),
+  projectionStalled: new client.Gauge({
+    name: 'assay_projection_stalled',
+    help: 'Whether a projection is stalled (1): its stream has been ahead of it for longer than ASSAY_PROJECTION_STALL_MS with nothing applied, by projection.',
+    labelNames: ['projection'],
+    registers: [metricsRegistry],
+    collect() {
+      this.reset();
+      for (const p of projections) this.set({ projection: p.name }, p.stalled() ? 1 : 0);
+    },
+  }),
+  projectionStalls: new client.Counter({
+    name: 'assay_projection_stalls_total',
+    help: 'Times a projection became stalled, by projection.',
+    labelNames: ['projection'],
+    registers: [metricsRegistry],
+  }),
+  projectionConsumerRestarts: new client.Counter({
+    name: 'assay_projection_consumer_restarts_total',
+    help: 'Stream consumers a projector dropped and re-created, by projection and reason (stalled: it delivered nothing while its stream moved on; heartbeats_missed; failed: NATS or PostgreSQL failed).',
+    labelNames: ['projection', 'reason'],
+    registers: [metricsRegistry],
+  }),
   settlementLagSeconds: new BoundHistogram(
     'assay_settlement_lag_seconds',
     'Time from an order held to its settlement (release or refund) recorded.',
@@ -199,6 +215,29 @@ export const metrics = {
     help: 'Editions waiting in the VERIFY work queue for a verifier.',
     registers: [metricsRegistry],
   }),
+  syncSweeps: new client.Counter({
+    name: 'assay_sync_sweeps_total',
+    help: 'Passes of the device sync sweep run by this process, by outcome (ok, failed).',
+    labelNames: ['outcome'],
+    registers: [metricsRegistry],
+  }),
+  syncOrphansRemoved: new client.Counter({
+    name: 'assay_sync_orphans_removed_total',
+    help: 'Device sync files no owner held, deleted: by the sweep (blob, temporary) or at once after a refused upload (refused).',
+    labelNames: ['kind'],
+    registers: [metricsRegistry],
+  }),
+  syncOrphanBytesRemoved: new client.Counter({
+    name: 'assay_sync_orphan_bytes_removed_total',
+    help: 'Bytes of the files counted by assay_sync_orphans_removed_total, by the same kinds.',
+    labelNames: ['kind'],
+    registers: [metricsRegistry],
+  }),
+  syncReservationsExpired: new client.Counter({
+    name: 'assay_sync_reservations_expired_total',
+    help: 'Device sync quota reservations the sweep released because their upload stopped (its gateway died).',
+    registers: [metricsRegistry],
+  }),
   judgeSeconds: new client.Histogram({
     name: 'assay_judge_duration_seconds',
     help: 'Time to judge one edition (every claim at once), by judge driver (builtin, openai).',
@@ -216,19 +255,5 @@ export async function metricsText(): Promise<string> {
 
 export const metricsContentType = metricsRegistry.contentType;
 
-/** Count one answered agent request (operation ids and the spec's statuses are closed sets: bounded labels). */
-export function countRequest(operation: string, face: 'rest' | 'mcp', status: number, startedMs: number): void {
-  metrics.requests.labels(operation, face, String(status)).inc();
-  metrics.requestSeconds.labels(operation, face).observe((performance.now() - startedMs) / 1000);
-}
-
-/** One NATS round trip of the gateway's, by subject family and outcome (ok, timeout, no_responders, ...). */
-export function timeNatsRequest(family: string, outcome: string, startedMs: number): void {
-  metrics.natsRequestSeconds.labels(family, outcome).observe((performance.now() - startedMs) / 1000);
-}
-
-/** One command an actor decided: its outcome (ok, refused, failed) and time. */
-export function countActorCommand(kind: string, outcome: string, startedMs: number): void {
-  metrics.actorCommands.labels(kind, outcome).inc();
-  metrics.actorCommandSeconds.labels(kind).observe((performance.now() - startedMs) / 1000);
-}
+/** The instruments the layers count into (the rest of `metrics` is read or set at a scrape, here in cli/). */
+export const instruments: Instruments = metrics;
