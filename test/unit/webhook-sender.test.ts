@@ -19,6 +19,7 @@ import {
   type OutboundOptions,
   urlProblem,
 } from '../../actors/shared/outbound-fetch.ts';
+import { retryDelayMs, webhookRetriesMax } from '../../actors/webhooks/delivery.ts';
 import { selfSignedCertificate } from '../support/webhook-receiver.ts';
 
 const isLoopback = (host: string) => host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1';
@@ -536,4 +537,25 @@ test("[WEBHOOK-SEND] the certificate is verified against the URL's host name, no
   assert.equal(untrusted.ok, false);
   assert.match(untrusted.error!, /self-signed certificate/);
   assert.equal(hitsOf('/ok'), before, 'a request went through over an unverified connection');
+});
+
+test('[WEBHOOK-RETRY-DELAYS] each planned retry waits longer than the one before, whatever the jitter draws: base, 2 base, 4 base, ... within 20%', () => {
+  const baseMs = 1_000;
+  for (let n = 1; n <= webhookRetriesMax; n++) {
+    const nominal = baseMs * 2 ** (n - 1);
+    const shortest = retryDelayMs(baseMs, n, () => 0);
+    const longest = retryDelayMs(baseMs, n, () => 0.999_999);
+    assert.equal(shortest, nominal * 0.8, `retry ${n} at least 80% of ${nominal}`);
+    assert.ok(
+      longest <= nominal * 1.2 && longest > nominal * 1.19,
+      `retry ${n} at most 120% of ${nominal}: ${longest}`,
+    );
+    if (n > 1) {
+      const previousLongest = retryDelayMs(baseMs, n - 1, () => 0.999_999);
+      assert.ok(
+        shortest > previousLongest,
+        `retry ${n}'s shortest wait ${shortest} > retry ${n - 1}'s longest ${previousLongest}`,
+      );
+    }
+  }
 });
