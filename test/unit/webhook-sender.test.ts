@@ -539,7 +539,7 @@ test("[WEBHOOK-SEND] the certificate is verified against the URL's host name, no
   assert.equal(hitsOf('/ok'), before, 'a request went through over an unverified connection');
 });
 
-test('[WEBHOOK-RETRY-DELAYS] each planned retry waits longer than the one before, whatever the jitter draws: base, 2 base, 4 base, ... within 20%', () => {
+test('[WEBHOOK-RETRY] each planned retry waits longer than the one before, whatever the jitter draws: base, 2 base, 4 base, ... within 20%', () => {
   const baseMs = 1_000;
   for (let n = 1; n <= webhookRetriesMax; n++) {
     const nominal = baseMs * 2 ** (n - 1);

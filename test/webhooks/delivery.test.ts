@@ -270,7 +270,7 @@ test('[WEBHOOK-RETRY] a receiver that fails three times gets the event on the fo
   assert.equal(new Set(got.map((r) => JSON.parse(r.body).id)).size, 1, 'one event id throughout');
   // Each wait is at least its retry's planned minimum (base, 2 base, 4 base, less 20% jitter): a loaded machine only
   // adds to a wait, so these hold however busy it is. That the planned waits never shrink, whatever the jitter draws,
-  // is WEBHOOK-RETRY-DELAYS in test/unit/webhook-sender.test.ts.
+  // is checked in test/unit/webhook-sender.test.ts (WEBHOOK-RETRY).
   const gaps = got.slice(1).map((r, i) => r.atMs - got[i]!.atMs);
   gaps.forEach((gap, i) => {
     const plannedMinMs = retryDelayMs(retryBaseMs, i + 1, () => 0);
