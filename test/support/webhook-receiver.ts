@@ -63,6 +63,8 @@ export class WebhookReceiver {
   readonly received: Received[] = [];
   private readonly scripts = new Map<string, PathScript>();
   private readonly served = new Map<string, number>();
+  private readonly inFlight = new Map<string, number>();
+  private readonly inFlightMax = new Map<string, number>();
 
   constructor(private readonly server: Server) {}
 
@@ -83,14 +85,26 @@ export class WebhookReceiver {
     return this.received.filter((r) => r.path === path);
   }
 
+  /** The most requests to a path this receiver held at once (received, not yet answered). */
+  mostAtOnce(path: string): number {
+    return this.inFlightMax.get(path) ?? 0;
+  }
+
   async handle(path: string, headers: Record<string, string>, body: string): Promise<number> {
     const n = this.served.get(path) ?? 0;
     this.served.set(path, n + 1);
     this.received.push({ path, headers, body, atMs: Date.now() });
-    const s = this.scripts.get(path) ?? {};
-    if (s.delayMs) await new Promise((r) => setTimeout(r, s.delayMs));
-    const statuses = s.statuses ?? [204];
-    return statuses[Math.min(n, statuses.length - 1)]!;
+    const now = (this.inFlight.get(path) ?? 0) + 1;
+    this.inFlight.set(path, now);
+    this.inFlightMax.set(path, Math.max(now, this.inFlightMax.get(path) ?? 0));
+    try {
+      const s = this.scripts.get(path) ?? {};
+      if (s.delayMs) await new Promise((r) => setTimeout(r, s.delayMs));
+      const statuses = s.statuses ?? [204];
+      return statuses[Math.min(n, statuses.length - 1)]!;
+    } finally {
+      this.inFlight.set(path, (this.inFlight.get(path) ?? 1) - 1);
+    }
   }
 
   async close(): Promise<void> {
