@@ -1547,6 +1547,11 @@ export const requirements = {
     behaviour:
       'The same sign-up form sent again signs in to the account it made (another form or password is told the email is taken, one account); password work past its own deadline hands the form back with the same submission, and the account is made.',
   },
+  'OAUTH-PASSWORD-HASH': {
+    source: 'docs/oauth.md: Accounts and sessions',
+    behaviour:
+      'Passwords are hashed with scrypt, by default at log2 N 17, r 8, p 1 with a 16-byte salt and a 32-byte key, stored as scrypt$<logN>$8$1$<salt>$<key>; a hash keeps its own cost and verifies after the configured cost changes; a sign-up stores the configured cost.',
+  },
   'X402-402': {
     source: 'docs/x402.md: The resource',
     behaviour:

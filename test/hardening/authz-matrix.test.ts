@@ -122,8 +122,6 @@ before(async () => {
     ASSAY_PAYOUT_INTERVAL_MS: '0',
     // The fixture's webhook points at a loopback address nothing listens on, and takes an event nothing emits.
     ASSAY_WEBHOOK_ALLOW_LOOPBACK: 'true',
-    // Two accounts sign up; their passwords' cost is not what this suite is about.
-    ASSAY_PASSWORD_SCRYPT_LOG_N: '12',
   });
   processor.setWebhookUrl(`${sys.config.webUrl}/api/stripe/webhook`);
   minter = await TokenMinter.open(sys.config);

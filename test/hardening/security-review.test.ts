@@ -37,7 +37,7 @@ let as: oauth.AuthorizationServer;
 const password = 'correct horse battery staple';
 
 before(async () => {
-  sys = await startSystem({ ASSAY_PASSWORD_SCRYPT_LOG_N: '12' });
+  sys = await startSystem();
   as = await discover(sys.baseUrl);
 });
 after(async () => {

@@ -34,9 +34,7 @@ before(async () => {
     STRIPE_WEBHOOK_SECRET: processor.webhookSecret,
     STRIPE_API_BASE: processor.url,
     ASSAY_PAYOUT_INTERVAL_MS: '0',
-    // Nine people sign up on the web here: passwords are not what this file tests, so they hash cheaply, and the
-    // per-address sign-up limit is out of their way.
-    ASSAY_PASSWORD_SCRYPT_LOG_N: '12',
+    // Nine people sign up on the web here: the per-address sign-up limit is out of their way.
     ASSAY_SIGNIN_ATTEMPTS_PER_MINUTE: '100',
   });
   processor.setWebhookUrl(`${sys.config.webUrl}/api/stripe/webhook`);

@@ -37,9 +37,7 @@ before(async () => {
     ASSAY_PAYOUT_INTERVAL_MS: '0',
     // Webhooks in the export test point at a loopback address nothing listens on.
     ASSAY_WEBHOOK_ALLOW_LOOPBACK: 'true',
-    // People sign up on the web here: passwords are not what this file tests, so they hash cheaply, and the
-    // per-address sign-up limit is out of their way.
-    ASSAY_PASSWORD_SCRYPT_LOG_N: '12',
+    // People sign up on the web here: the per-address sign-up limit is out of their way.
     ASSAY_SIGNIN_ATTEMPTS_PER_MINUTE: '100',
   });
   processor.setWebhookUrl(`${sys.config.webUrl}/api/stripe/webhook`);

@@ -10,7 +10,8 @@ let sys: TestSystem;
 const password = 'correct horse battery staple';
 
 before(async () => {
-  sys = await startSystem({ ASSAY_PASSWORD_SCRYPT_LOG_N: '12' });
+  // A cost other than the test systems' default, to see the configured one stored.
+  sys = await startSystem({ ASSAY_PASSWORD_SCRYPT_LOG_N: '11' });
 });
 after(async () => {
   await sys.stop();
@@ -46,6 +47,9 @@ test('[OAUTH-SIGNUP-ONCE] the same sign-up form sent twice signs in to the accou
     1,
     'one account',
   );
+  const [stored] = await sys.sql<{ password_hash: string }[]>`
+    SELECT password_hash FROM accounts WHERE email = 'once@example.com'`;
+  assert.match(stored!.password_hash, /^scrypt\$11\$8\$1\$/, 'hashed at the configured cost');
 });
 
 test('[OAUTH-SIGNUP-ONCE] password work past its deadline hands the form back with the same submission, and the account is made', async () => {

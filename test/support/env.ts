@@ -122,6 +122,10 @@ export async function systemEnv(overrides: Record<string, string> = {}): Promise
     ASSAY_SANDBOX_PLAN: 'enterprise',
     // Many systems share one machine in the suite: the metrics listener only where a test asks for it.
     ASSAY_METRICS_PORT: '0',
+    // Password hashes at 4 MiB instead of 128 MiB (each of those costs half a CPU second, and the suite signs up and
+    // in hundreds of times). The production cost is OAUTH-PASSWORD-HASH (test/unit/passwords.test.ts); a system
+    // storing the configured cost, OAUTH-SIGNUP-ONCE.
+    ASSAY_PASSWORD_SCRYPT_LOG_N: '12',
     ...overrides,
   };
 }
