@@ -470,8 +470,29 @@ export async function startRoles(
     host,
     port,
     async stop() {
-      for (const stop of stops) await stop().catch((err) => log.error({ err }, 'stopping a role failed'));
-      await nc.drain().catch(() => {});
+      const orderly = (async () => {
+        for (const stop of stops) await stop().catch((err) => log.error({ err }, 'stopping a role failed'));
+        await nc.drain().catch(() => {});
+      })();
+      // Work stuck in flight (a handler waiting on a database pool that never frees a connection) would hold the
+      // drains above forever. Past twice the grace period (the gateway's drain takes at most one), the database is
+      // closed under it: its queries fail, the handlers end, and the orderly stop finishes.
+      let timer: NodeJS.Timeout | undefined;
+      const inTime = await Promise.race([
+        orderly.then(() => true),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), 2 * config.shutdownGraceMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!inTime) {
+        log.warn(
+          { graceMs: config.shutdownGraceMs },
+          'work still in flight after the grace period; closing the database under it',
+        );
+        await sql?.end({ timeout: 0 });
+        await orderly;
+      }
       await sql?.end({ timeout: 2 });
     },
   };
