@@ -1552,6 +1552,11 @@ export const requirements = {
     behaviour:
       'Passwords are hashed with scrypt, by default at log2 N 17, r 8, p 1 with a 16-byte salt and a 32-byte key, stored as scrypt$<logN>$8$1$<salt>$<key>; a hash keeps its own cost and verifies after the configured cost changes; a sign-up stores the configured cost.',
   },
+  'SPINE-DOOR-PORT': {
+    source: 'docs/deploy.md: What runs',
+    behaviour:
+      'A gateway listens on its ports exclusively: a second process told a port in use fails to start with an error naming the port, and every connection keeps reaching the first.',
+  },
   'X402-402': {
     source: 'docs/x402.md: The resource',
     behaviour:

@@ -67,7 +67,10 @@ export class HttpListener {
   async listen(): Promise<number> {
     const { host, port } = this.o;
     await new Promise<void>((resolve, reject) => {
-      this.app.listen(host, port, (socket) => {
+      // Exclusive: uWS listens with SO_REUSEPORT by default, so a second process told the same port would start
+      // without an error and silently take a share of this one's connections (seen in the test suite: two systems
+      // on one port, one's client answered by the other, which then stopped). A port in use must fail the start.
+      listenExclusive(this.app, host, port, (socket) => {
         if (!socket) return reject(new Error(`cannot listen on ${host}:${port} (in use?)`));
         this.listenSocket = socket;
         this.port = uWS.us_socket_local_port(socket);
@@ -104,4 +107,19 @@ function conflictingContentLength(req: HttpRequest): boolean {
     if (name === 'content-length' && value.trim() !== first.trim()) conflict = true;
   });
   return conflict;
+}
+
+/** `app.listen(host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, cb)`: the binding takes it; uWS's typings lack the overload. */
+function listenExclusive(
+  app: uWS.TemplatedApp,
+  host: string,
+  port: number,
+  cb: (socket: uWS.us_listen_socket | false) => void,
+): void {
+  (app.listen as unknown as (h: string, p: number, o: number, c: typeof cb) => void)(
+    host,
+    port,
+    (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT,
+    cb,
+  );
 }

@@ -163,3 +163,31 @@ test('[SPINE-DOOR-DIALECTS] a body over the limit is refused in the words of the
   assert.equal(context.status, 400);
   assert.equal(JSON.parse(context.text).error, 'bad_request');
 });
+
+test("[SPINE-DOOR-PORT] a second gateway told a port in use fails to start, instead of silently sharing the first one's connections", async () => {
+  const kvm = new Kvm(sys.nc);
+  const second = wireGateway({
+    config: sys.config,
+    names: sys.names,
+    nc: sys.nc,
+    log: pino({ level: 'silent' }),
+    buckets: {
+      mcpSessions: {
+        anyReplica: await kvm.open(sys.names.buckets.mcpSessions, { allow_direct: true }),
+        leader: await kvm.open(sys.names.buckets.mcpSessions),
+      },
+      health: await kvm.open(sys.names.buckets.health),
+      revoked: await kvm.open(sys.names.buckets.revoked),
+    },
+  });
+  try {
+    await assert.rejects(second.listen(), /cannot listen on 127\.0\.0\.1:\d+ \(in use\?\)/);
+  } finally {
+    await second.close(0);
+  }
+  // Every new connection still reaches the first gateway.
+  for (let i = 0; i < 8; i++) {
+    const r = await fetch(`${base}/healthz`, { headers: { connection: 'close' } });
+    assert.equal(r.status, 200);
+  }
+});
