@@ -1,8 +1,10 @@
 // Per-test isolation: every system under test gets its own namespace (streams, buckets, subjects) and its own
 // PostgreSQL database, on the machine's real servers.
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import { migrate, openPool } from '../../storage/postgres.ts';
 
@@ -13,7 +15,34 @@ export function uniqueNamespace(prefix = 't'): string {
   return `${prefix}${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 }
 
-export async function freePort(): Promise<number> {
+/**
+ * Ports handed out to test processes on this machine, one file per port. A probed port is free only until its
+ * system listens on it, seconds later; meanwhile another test process (three files, mutant copies) can be handed the
+ * same one. The file, created exclusively, makes the port this process's alone; one older than the longest test
+ * file is taken as left by a run that ended.
+ */
+const portClaims = join(tmpdir(), 'assay-test-ports');
+const portClaimStaleMs = 30 * 60_000;
+
+function claimPort(port: number): boolean {
+  mkdirSync(portClaims, { recursive: true });
+  const path = join(portClaims, String(port));
+  try {
+    closeSync(openSync(path, 'wx'));
+    return true;
+  } catch {
+    try {
+      if (Date.now() - statSync(path).mtimeMs < portClaimStaleMs) return false;
+      const now = new Date();
+      utimesSync(path, now, now);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function probePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);
@@ -22,6 +51,14 @@ export async function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** A loopback port free now and handed to no other test process on this machine. */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await probePort();
+    if (claimPort(port)) return port;
+  }
 }
 
 export async function dropDatabase(name: string): Promise<void> {
