@@ -20,10 +20,10 @@ let gateway: Gateway;
 let base: string;
 let api: string;
 
-before(async () => {
-  sys = await startSystem({ ASSAY_BODY_BYTES_MAX: String(bodyBytesMax) }, ['actors', 'workers']);
+/** A gateway wired to the test system, on the ports its configuration names (not yet listening). */
+async function gatewayOnSystemPorts(): Promise<Gateway> {
   const kvm = new Kvm(sys.nc);
-  gateway = wireGateway({
+  return wireGateway({
     config: sys.config,
     names: sys.names,
     nc: sys.nc,
@@ -37,6 +37,11 @@ before(async () => {
       revoked: await kvm.open(sys.names.buckets.revoked),
     },
   });
+}
+
+before(async () => {
+  sys = await startSystem({ ASSAY_BODY_BYTES_MAX: String(bodyBytesMax) }, ['actors', 'workers']);
+  gateway = await gatewayOnSystemPorts();
   await gateway.listen();
   base = `http://127.0.0.1:${gateway.port}`;
   api = `http://127.0.0.1:${gateway.apiPort}`;
@@ -165,21 +170,7 @@ test('[SPINE-DOOR-DIALECTS] a body over the limit is refused in the words of the
 });
 
 test("[SPINE-DOOR-PORT] a second gateway told a port in use fails to start, instead of silently sharing the first one's connections", async () => {
-  const kvm = new Kvm(sys.nc);
-  const second = wireGateway({
-    config: sys.config,
-    names: sys.names,
-    nc: sys.nc,
-    log: pino({ level: 'silent' }),
-    buckets: {
-      mcpSessions: {
-        anyReplica: await kvm.open(sys.names.buckets.mcpSessions, { allow_direct: true }),
-        leader: await kvm.open(sys.names.buckets.mcpSessions),
-      },
-      health: await kvm.open(sys.names.buckets.health),
-      revoked: await kvm.open(sys.names.buckets.revoked),
-    },
-  });
+  const second = await gatewayOnSystemPorts();
   try {
     await assert.rejects(second.listen(), /cannot listen on 127\.0\.0\.1:\d+ \(in use\?\)/);
   } finally {
