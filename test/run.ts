@@ -7,7 +7,8 @@
 //   the others.
 // The longest files start first (their time in the last run, else test/support/file-weights.json), so the run does
 // not end waiting on one long file started last. Each file's report is printed whole when it ends; the end says
-// what all of them ran.
+// what all of them ran, and repeats what each failed file said about its failures (a log cut to its tail, as CI's
+// is, still shows why).
 // The test files and the `assay` command run as JavaScript built for this run (test/support/build.ts), not through
 // tsx; `npm test -- --source` runs the sources through tsx instead.
 import { spawn } from 'node:child_process';
@@ -102,6 +103,7 @@ for (const r of results) for (const k of Object.keys(totals) as (keyof typeof to
 const failed = results.filter((r) => r.status !== 0);
 printSlowest();
 if (writeWeights) saveWeights();
+for (const r of failed) console.log(`\n── failures of ${r.file}\n${failureSection(r.out)}`);
 if (failed.length > 0) console.log(`\nfiles that failed:\n${failed.map((r) => `  ${r.file}`).join('\n')}`);
 console.log(
   `\nnpm test: ${files.length} files in ${((Date.now() - started) / 1000).toFixed(0)} s ` +
@@ -115,6 +117,8 @@ interface FileResult {
   status: number;
   ms: number;
   counts: { tests: number; pass: number; fail: number; cancelled: number };
+  /** The file's whole report. */
+  out: string;
 }
 
 /** Every file, `concurrency` at a time and at most one serial file among them, longest first. */
@@ -168,9 +172,20 @@ function runFile(file: string): Promise<FileResult> {
       }
       // A file's report whole, under its name, so reports of files that ran side by side never interleave.
       process.stdout.write(`\n── ${file}\n${out}`);
-      resolve({ file, status: code ?? 1, ms: Date.now() - begun, counts });
+      resolve({ file, status: code ?? 1, ms: Date.now() - begun, counts, out });
     }),
   );
+}
+
+/**
+ * What a failed file's report says about its failures: the spec reporter's closing "failing tests" section, else
+ * (a crash, a timeout of the whole file) the report's last lines. Capped, so one noisy file cannot push the rest out.
+ */
+function failureSection(out: string, maxLines = 120): string {
+  const at = out.lastIndexOf('✖ failing tests:');
+  const lines = (at >= 0 ? out.slice(at) : out).trimEnd().split('\n');
+  if (at >= 0) return lines.slice(0, maxLines).join('\n') + (lines.length > maxLines ? '\n  …' : '');
+  return (lines.length > maxLines ? '  …\n' : '') + lines.slice(-maxLines).join('\n');
 }
 
 /** The slowest files of this run, to see where the suite's time goes. */
