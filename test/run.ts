@@ -179,11 +179,15 @@ function runFile(file: string): Promise<FileResult> {
 
 /**
  * What a failed file's report says about its failures: the spec reporter's closing "failing tests" section, else
- * (a crash, a timeout of the whole file) the report's last lines. Capped, so one noisy file cannot push the rest out.
+ * (a crash, a timeout of the whole file) the report's last lines. Capped in lines and in each line's length, so one
+ * noisy file cannot push the rest out.
  */
-function failureSection(out: string, maxLines = 120): string {
+function failureSection(out: string, maxLines = 120, maxLineChars = 400): string {
   const at = out.lastIndexOf('✖ failing tests:');
-  const lines = (at >= 0 ? out.slice(at) : out).trimEnd().split('\n');
+  const lines = (at >= 0 ? out.slice(at) : out)
+    .trimEnd()
+    .split('\n')
+    .map((l) => (l.length > maxLineChars ? `${l.slice(0, maxLineChars)}…` : l));
   if (at >= 0) return lines.slice(0, maxLines).join('\n') + (lines.length > maxLines ? '\n  …' : '');
   return (lines.length > maxLines ? '  …\n' : '') + lines.slice(-maxLines).join('\n');
 }
