@@ -129,7 +129,7 @@ export const metrics = {
   ),
   leaseTakeovers: new client.Counter({
     name: 'assay_lease_takeovers_total',
-    help: 'Shard leases this process took over after their holder stopped renewing them (a dead host), by kind.',
+    help: "Shard leases this process took over after their holder's heartbeat stopped (a dead host), by kind.",
     labelNames: ['kind'],
     registers: [metricsRegistry],
   }),

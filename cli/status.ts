@@ -19,8 +19,8 @@ import { openPool } from '../storage/index.ts';
 interface Lease {
   key: string;
   holder: string;
-  /** Milliseconds since its holder last renewed it. */
-  ageMs: number;
+  /** Milliseconds since its holder's heartbeat last moved (null: its holder has none, so it has lapsed). */
+  ageMs: number | null;
 }
 
 export interface DeploymentStatus {
@@ -30,7 +30,7 @@ export interface DeploymentStatus {
   unownedShards: Record<string, number>;
   /** Singleton jobs (projectors, sweeper, payout run) and the process running each. */
   jobs: { job: string; host: string | null; ageMs: number | null }[];
-  /** Leases not renewed for over half their time to live: their holder may be dying. */
+  /** Live leases whose holder's heartbeat has not moved for over half their time to live: it may be dying. */
   leasesNearExpiry: Lease[];
   streams: { name: string; messages: number; lastSeq: number; replicas: number; leader: string | null }[];
   projections:
@@ -55,21 +55,26 @@ export async function readStatus(config: Config): Promise<DeploymentStatus> {
     const now = Date.now();
     const jsm = await jetstreamManager(nc);
     const kv = await new Kvm(nc).open(n.buckets.leases);
-    const leases: Lease[] = [];
     const heartbeats: { pool: string; host: string; ageMs: number }[] = [];
+    const leaseEntries: { key: string; holder: string; pool: string | null }[] = [];
     for (const key of await bucketKeys(jsm, n.buckets.leases)) {
       const e = await kv.get(key);
       if (e?.operation !== 'PUT') continue;
-      const ageMs = now - e.created.getTime();
       if (key.startsWith('host.')) {
         const [, pool, ...host] = key.split('.');
-        heartbeats.push({ pool: pool!, host: host.join('.'), ageMs });
+        heartbeats.push({ pool: pool!, host: host.join('.'), ageMs: now - e.created.getTime() });
       } else if (key.startsWith('lease.')) {
-        const holder = (e.json() as { host?: string }).host ?? '?';
-        leases.push({ key: key.slice('lease.'.length), holder, ageMs });
+        const value = e.json() as { host?: string; pool?: string };
+        leaseEntries.push({ key: key.slice('lease.'.length), holder: value.host ?? '?', pool: value.pool ?? null });
       }
     }
-    const alive = (ageMs: number) => ageMs <= config.leaseTtlMs;
+    // A lease lives on its holder's heartbeat (actors/runtime/leases.ts): its age is that heartbeat's, in the lease's
+    // pool (a lease written before leases named their pool: the holder's freshest heartbeat).
+    const leases: Lease[] = leaseEntries.map((l) => {
+      const ages = heartbeats.filter((h) => h.host === l.holder && (l.pool === null || h.pool === l.pool));
+      return { key: l.key, holder: l.holder, ageMs: ages.length ? Math.min(...ages.map((h) => h.ageMs)) : null };
+    });
+    const alive = (ageMs: number | null) => ageMs !== null && ageMs <= config.leaseTtlMs;
     const liveLeases = leases.filter((l) => alive(l.ageMs));
     const hosts = heartbeats
       .filter((h) => !h.pool.startsWith('singleton_'))
@@ -94,7 +99,7 @@ export async function readStatus(config: Config): Promise<DeploymentStatus> {
         return { job: l.key.split('.')[0]!.slice('singleton_'.length), host: on ? l.holder : null, ageMs: l.ageMs };
       })
       .sort((a, b) => a.job.localeCompare(b.job));
-    const leasesNearExpiry = liveLeases.filter((l) => l.ageMs > config.leaseTtlMs / 2);
+    const leasesNearExpiry = liveLeases.filter((l) => l.ageMs! > config.leaseTtlMs / 2);
 
     const streams = [];
     for (const s of Object.values(n.streams)) {
@@ -186,10 +191,11 @@ export function formatStatus(s: DeploymentStatus): string {
       : `Shards without an owner: ${unowned.map(([k, v]) => `${k} ${v}`).join(', ')}`,
   );
   lines.push('', 'Jobs (one process each):');
-  for (const j of s.jobs) lines.push(`  ${j.job}: ${j.host ?? 'NOBODY (its holder stopped renewing)'}`);
+  for (const j of s.jobs) lines.push(`  ${j.job}: ${j.host ?? 'NOBODY (its holder stopped its heartbeat)'}`);
   if (s.leasesNearExpiry.length > 0) {
-    lines.push('', 'Leases not renewed lately (their holder may be dying):');
-    for (const l of s.leasesNearExpiry) lines.push(`  ${l.key} held by ${l.holder}, renewed ${seconds(l.ageMs)} ago`);
+    lines.push('', "Leases whose holder's heartbeat is late (the holder may be dying):");
+    for (const l of s.leasesNearExpiry)
+      lines.push(`  ${l.key} held by ${l.holder}, heartbeat ${seconds(l.ageMs ?? 0)} ago`);
   }
   lines.push('', 'Streams (messages, last sequence, replicas, leader):');
   for (const st of s.streams) {

@@ -173,13 +173,13 @@ export const configKeys = {
     'ASSAY_LEASE_TTL_MS',
     3000,
     int(500, 600_000),
-    'A shard lease not renewed for this long is taken over by another host.',
+    "A shard lease whose holder's heartbeat has not moved for this long is taken over by another host; a holder stops serving its shards once its own heartbeat has gone unwritten for this long less one renewal.",
   ),
   leaseRenewMs: key(
     'ASSAY_LEASE_RENEW_MS',
     750,
     int(100, 300_000),
-    'How often a host renews its leases and rebalances.',
+    'How often a host writes its heartbeat (one key, whatever it holds) and rebalances its shards.',
   ),
   projectionStallMs: key(
     'ASSAY_PROJECTION_STALL_MS',

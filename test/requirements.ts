@@ -198,6 +198,11 @@ export const requirements = {
     source: 'docs/architecture.md: Actors',
     behaviour: 'Shard leases: claimed by CAS, renewed, rebalanced when hosts join and leave, taken over when lapsed.',
   },
+  'SPINE-LEASES-HEARTBEAT': {
+    source: 'docs/architecture.md: Actors',
+    behaviour:
+      "Leases live on their holder's heartbeat: not rewritten while held; a holder whose heartbeat fails stops serving before a takeover; a quiet watch takes over nothing; a lease written by another is given up.",
+  },
   'SPINE-CONFIG-DOCS': {
     source: 'docs/architecture.md: One operation table',
     behaviour: "The README's configuration table is the one generated from the config schema.",

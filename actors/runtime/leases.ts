@@ -1,7 +1,11 @@
-// Shard leases in a JetStream KV bucket. Each host heartbeats `host.<id>`, renews the leases it holds by
-// compare-and-set on their revision, and rebalances: it gives up shards above its fair share and claims free or
-// lapsed ones below it. A lease is lapsed when its revision has not changed for ttlMs *as seen by this host's own
-// clock*, so hosts need no synchronised clocks.
+// Shard leases in a JetStream KV bucket. Each host writes its heartbeat `host.<pool>.<id>` every renewMs; a lease
+// `lease.<kind>.<shard>` names its holder and is written only when it changes hands, so an idle host writes one key
+// per renewal, not one per shard it holds (each write is echoed to every host's watch). A host gives up shards above
+// its fair share and claims free or lapsed ones below it. A lease is lapsed when its holder's heartbeat has not moved
+// for ttlMs *as seen by this host's own clock* (hosts need no synchronised clocks), confirmed by reading that
+// heartbeat afresh before taking over: a watch can be silent for seconds after its NATS node dies. The holder stops
+// serving every shard once its own heartbeat has gone unwritten for ttlMs less one renewal, before anyone can take
+// them over, and a shard whose lease it sees another host write it stops serving at once.
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
@@ -11,7 +15,10 @@ import { natsFailure } from '../../contracts/index.ts';
 import { metrics } from './telemetry.ts';
 import type { Clock } from './clock.ts';
 
-/** A lease's value in the bucket: the host that holds it (other fields a later version adds are left alone). */
+/**
+ * A lease's value in the bucket: the host that holds it (and its pool and when it took it, for `assay status`; other
+ * fields a later version adds are left alone).
+ */
 const LeaseValue = Type.Object({ host: Type.String() });
 
 export interface ShardRef {
@@ -24,7 +31,12 @@ interface Observed {
   owner: string | null;
   deleted: boolean;
   seenAtMs: number;
+  /** A heartbeat written by a host of the earlier rule, which renews each lease and takes one it sees unrenewed. */
+  renewsLeases: boolean;
 }
+
+/** What a heartbeat says of the rule its host follows; a heartbeat without it is of the earlier rule. */
+const leaseRule = 'heartbeat';
 
 export interface LeaseOptions {
   kv: KV;
@@ -47,23 +59,37 @@ const hostKey = (pool: string, hostId: string) => `host.${pool}.${hostId}`;
 
 export class ShardLeases {
   private readonly observed = new Map<string, Observed>();
-  /** Leases this host holds: key -> revision of our last write. */
+  /** Leases this host holds: key -> revision of our write. */
   private readonly held = new Map<string, { ref: ShardRef; revision: number }>();
+  /** Held leases the watch saw another host write (or delete): given up at the next tick. */
+  private readonly lost = new Set<string>();
   private watcher: QueuedIterator<KvWatchEntry> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> = Promise.resolve();
   private stopped = false;
   private tickQueued = false;
+  /** When our newest written heartbeat was sent (our clock), or null before the first. */
+  private heartbeatAtMs: number | null = null;
+  /** Heartbeat writes under way: they run beside the ticks, so a slow tick never delays one. */
+  private readonly beating = new Set<Promise<void>>();
+  /** Past this long without a heartbeat written, this host may no longer serve: others take over after ttlMs. */
+  private readonly fenceAfterMs: number;
 
-  constructor(private readonly o: LeaseOptions) {}
+  constructor(private readonly o: LeaseOptions) {
+    this.fenceAfterMs = o.ttlMs - o.renewMs;
+  }
 
   async start(): Promise<void> {
     this.watcher = await this.o.kv.watch({ key: '>' });
     void (async () => {
       for await (const e of this.watcher!) this.observe(e);
     })().catch((err) => this.o.log.error({ err }, 'lease watch ended'));
+    await this.beat();
     await this.tickOnce();
-    this.timer = setInterval(() => this.queueTick(), this.o.renewMs);
+    this.timer = setInterval(() => {
+      void this.beat();
+      this.queueTick();
+    }, this.o.renewMs);
   }
 
   heldShards(): ShardRef[] {
@@ -71,24 +97,54 @@ export class ShardLeases {
   }
 
   /**
-   * Stop renewing, stop serving every shard, then delete our leases so other hosts take over at once (release, not
-   * lapse). The heartbeat goes first: the others then count one host fewer and claim each lease as it is deleted.
+   * Stop serving every shard (commands under way finish first), delete our leases so other hosts claim them at once
+   * (release, not lapse), then delete our heartbeat, after any write of it under way, which would bring it back. The
+   * heartbeat goes last: a lease whose holder has no heartbeat is lapsed, and taking one over while its commands
+   * finish here would race them. Once it is gone the others count one host fewer and claim the rest.
    */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.ticking;
-    await this.o.kv.delete(hostKey(this.o.pool, this.o.hostId)).catch(() => {});
     const held = [...this.held.values()];
     this.held.clear();
     for (const h of held) await this.o.released(h.ref);
     await Promise.all(held.map((h) => this.o.kv.delete(leaseKey(h.ref), { previousSeq: h.revision }).catch(() => {})));
+    await Promise.all(this.beating);
+    await this.o.kv.delete(hostKey(this.o.pool, this.o.hostId)).catch(() => {});
     this.watcher?.stop();
   }
 
   /**
+   * Write our heartbeat. At most two writes are under way at once: a write that hangs (its NATS node died) does not
+   * keep the next from being sent, and a NATS that answers nothing does not pile them up.
+   */
+  private beat(): Promise<void> {
+    if (this.stopped || this.beating.size >= 2) return Promise.resolve();
+    const sentAtMs = this.o.clock.nowMs();
+    const value = JSON.stringify({ host: this.o.hostId, at: sentAtMs, leases: leaseRule });
+    const write: Promise<void> = this.o.kv
+      .put(hostKey(this.o.pool, this.o.hostId), value)
+      .then(
+        () => {
+          this.heartbeatAtMs = Math.max(this.heartbeatAtMs ?? sentAtMs, sentAtMs);
+        },
+        (err: unknown) => this.o.log.warn({ err }, 'host heartbeat failed'),
+      )
+      .finally(() => this.beating.delete(write));
+    this.beating.add(write);
+    return write;
+  }
+
+  /** Whether our heartbeat was written recently enough that no other host may take our leases over yet. */
+  private heartbeatFresh(now: number): boolean {
+    return this.heartbeatAtMs !== null && now - this.heartbeatAtMs <= this.fenceAfterMs;
+  }
+
+  /**
    * Tick now rather than at the next interval: a peer of our pool deleted its heartbeat or a lease of our kinds (a
-   * graceful stop, or surplus given back), so there may be shards to claim. At most one extra tick is queued.
+   * graceful stop, or surplus given back), so there may be shards to claim; or another host wrote a lease we hold.
+   * At most one extra tick is queued.
    */
   private tickSoon(): void {
     if (this.stopped || this.tickQueued) return;
@@ -98,7 +154,7 @@ export class ShardLeases {
     });
   }
 
-  /** Ticks run one after another; one that throws is logged, and the next still runs (renewals must go on). */
+  /** Ticks run one after another; one that throws is logged, and the next still runs. */
   private queueTick(before?: () => void): void {
     this.ticking = this.ticking
       .then(() => {
@@ -112,16 +168,25 @@ export class ShardLeases {
     const prev = this.observed.get(e.key);
     if (prev && prev.revision === e.revision) return;
     let owner: string | null = null;
+    let renewsLeases = false;
     const deleted = e.operation !== 'PUT';
     if (!deleted) {
       try {
         const value: unknown = e.json();
         owner = Value.Check(LeaseValue, value) ? value.host : null;
+        renewsLeases = e.key.startsWith('host.') && (value as { leases?: unknown }).leases !== leaseRule;
       } catch {
         owner = null;
       }
     }
-    this.observed.set(e.key, { revision: e.revision, owner, deleted, seenAtMs: this.o.clock.nowMs() });
+    this.observed.set(e.key, { revision: e.revision, owner, deleted, seenAtMs: this.o.clock.nowMs(), renewsLeases });
+    // A lease of ours written by someone else, or deleted: it is theirs (or nobody's) now. Our own writes of it name
+    // us, and we forget a lease before deleting it.
+    const mine = this.held.get(e.key);
+    if (mine && e.revision > mine.revision && (deleted || owner !== this.o.hostId)) {
+      this.lost.add(e.key);
+      this.tickSoon();
+    }
     if (deleted && prev && !prev.deleted && prev.owner !== this.o.hostId && this.concerns(e.key)) this.tickSoon();
   }
 
@@ -131,60 +196,88 @@ export class ShardLeases {
     return this.o.kinds.some(({ kind }) => key.startsWith(`lease.${kind}.`));
   }
 
+  /** Stop serving a lease we no longer hold (it is forgotten first, so nothing renews or deletes it). */
+  private async giveUp(key: string): Promise<void> {
+    const h = this.held.get(key);
+    if (!h) return;
+    this.held.delete(key);
+    await this.o.released(h.ref);
+  }
+
+  /** Whether `host`'s heartbeat in our pool has moved within ttlMs, as this host saw it. */
+  private hostAlive(host: string, now: number): boolean {
+    const hb = this.observed.get(hostKey(this.o.pool, host));
+    return !!hb && !hb.deleted && now - hb.seenAtMs <= this.o.ttlMs;
+  }
+
   private async tickOnce(): Promise<void> {
     if (this.stopped) return;
     const now = this.o.clock.nowMs();
-    const value = JSON.stringify({ host: this.o.hostId, at: now });
-    try {
-      await this.o.kv.put(hostKey(this.o.pool, this.o.hostId), value);
-    } catch (err) {
-      this.o.log.warn({ err }, 'host heartbeat failed');
+    for (const key of [...this.lost]) {
+      this.lost.delete(key);
+      if (!this.held.has(key)) continue;
+      this.o.log.warn({ shard: key, to: this.observed.get(key)?.owner ?? null }, 'lease lost');
+      await this.giveUp(key);
     }
-    // Renew what we hold. A failed compare-and-set means someone else holds it now: stop serving at once.
-    for (const [key, h] of [...this.held]) {
-      try {
-        h.revision = await this.o.kv.update(key, value, h.revision);
-      } catch (err) {
-        if (this.isTransient(err)) continue;
-        this.o.log.warn({ shard: key }, 'lease lost');
-        this.held.delete(key);
-        await this.o.released(h.ref);
-        // Often still ours (an earlier renewal applied but its answer was lost): learn its revision to reclaim it.
-        await this.refresh(key);
+    // Our heartbeat has not been written for too long: the others may take our leases over soon. Stop serving
+    // before they can; the leases still name us, and we reclaim them once our heartbeat is written again.
+    if (!this.heartbeatFresh(now)) {
+      if (this.held.size > 0) {
+        this.o.log.warn(
+          { shards: this.held.size, sinceHeartbeatMs: this.heartbeatAtMs === null ? null : now - this.heartbeatAtMs },
+          'host heartbeat not written within the lease time to live less one renewal; stopping serving every shard',
+        );
+        for (const key of [...this.held.keys()]) await this.giveUp(key);
       }
+      return;
     }
+    const value = JSON.stringify({ host: this.o.hostId, pool: this.o.pool, at: now });
     const liveHosts = new Set<string>([this.o.hostId]);
+    let earlierRuleAlive = false;
     const prefix = hostKey(this.o.pool, '');
     for (const [key, ob] of this.observed) {
-      if (key.startsWith(prefix) && !ob.deleted && now - ob.seenAtMs <= this.o.ttlMs)
-        liveHosts.add(key.slice(prefix.length));
+      if (!key.startsWith(prefix) || !this.hostAlive(key.slice(prefix.length), now)) continue;
+      liveHosts.add(key.slice(prefix.length));
+      earlierRuleAlive ||= ob.renewsLeases;
     }
+    // During a rolling upgrade from a release that renewed each lease: while one of its hosts is alive in the pool,
+    // renew ours as it expects, or it would take them every time to live.
+    if (earlierRuleAlive) await this.renewHeld(value);
     for (const { kind, shardCount } of this.o.kinds) {
       const fair = Math.ceil(shardCount / liveHosts.size);
       const mine = [...this.held.values()].filter((h) => h.ref.kind === kind);
       // Give back the surplus, highest shards first, so the others can claim them on their next tick.
       for (const h of mine.sort((a, b) => b.ref.shard - a.ref.shard).slice(0, Math.max(0, mine.length - fair))) {
         const key = leaseKey(h.ref);
-        this.held.delete(key);
-        await this.o.released(h.ref);
+        await this.giveUp(key);
         await this.o.kv.delete(key, { previousSeq: h.revision }).catch(() => {});
       }
       let want = fair - Math.min(mine.length, fair);
+      if (want <= 0) continue;
       const candidates: { ref: ShardRef; key: string; ob: Observed | undefined; lapsed: boolean }[] = [];
+      /** Holders that look dead to us, whose heartbeat is read afresh before any of their leases is taken. */
+      const suspects = new Set<string>();
       for (let shard = 0; shard < shardCount; shard++) {
         const ref = { kind, shard };
         const key = leaseKey(ref);
         if (this.held.has(key)) continue;
         const ob = this.observed.get(key);
         const free = !ob || ob.deleted;
-        // Ours but not held: a renewal whose reply was lost moved the revision; reclaim it without waiting.
-        const lapsed = !!ob && !ob.deleted && (ob.owner === this.o.hostId || now - ob.seenAtMs > this.o.ttlMs);
+        // Ours but not held (we stopped serving when our heartbeat failed): reclaim it without waiting.
+        const lapsed =
+          !!ob &&
+          !ob.deleted &&
+          (ob.owner === this.o.hostId ||
+            (ob.owner === null ? now - ob.seenAtMs > this.o.ttlMs : !this.hostAlive(ob.owner, now)));
+        if (lapsed && ob!.owner !== null && ob!.owner !== this.o.hostId) suspects.add(ob!.owner);
         if (free || lapsed) candidates.push({ ref, key, ob, lapsed });
       }
+      const alive = await this.stillAlive(suspects);
+      const claimable = candidates.filter((c) => !(c.lapsed && c.ob!.owner !== null && alive.has(c.ob!.owner)));
       // Claimed `want` at a time, side by side: a host taking over half the shards (a peer stopped or died) would
       // otherwise pay two round trips per shard one after another, seconds on a busy machine.
-      for (let next = 0; want > 0 && next < candidates.length; ) {
-        const batch = candidates.slice(next, next + want);
+      for (let next = 0; want > 0 && next < claimable.length; ) {
+        const batch = claimable.slice(next, next + want);
         next += batch.length;
         const won = await Promise.all(
           batch.map(async ({ ref, key, ob, lapsed }) => {
@@ -195,7 +288,7 @@ export class ShardLeases {
               this.held.set(key, { ref, revision });
               want--;
               metrics.leasesAcquired.inc({ kind });
-              // Taken from another host that stopped renewing it (ours, reclaimed after a lost reply, is no takeover).
+              // Taken from another host that stopped its heartbeat (ours, reclaimed, is no takeover).
               if (lapsed && ob!.owner !== this.o.hostId) {
                 metrics.leaseTakeovers.inc({ kind });
                 this.o.log.info({ shard: key, from: ob!.owner }, 'took over lapsed lease');
@@ -229,6 +322,47 @@ export class ShardLeases {
     }
   }
 
+  /** Renew every lease we hold by compare-and-set; one another host wrote meanwhile is given up. */
+  private async renewHeld(value: string): Promise<void> {
+    for (const [key, h] of [...this.held]) {
+      try {
+        h.revision = await this.o.kv.update(key, value, h.revision);
+      } catch (err) {
+        const failure = natsFailure(err);
+        if (failure === 'timeout' || failure === 'no_responders' || failure === 'disconnected') continue;
+        this.o.log.warn({ shard: key }, 'lease lost');
+        await this.giveUp(key);
+        // Often still ours (an earlier renewal applied but its answer was lost): learn its revision to reclaim it.
+        await this.refresh(key);
+      }
+    }
+  }
+
+  /**
+   * Of hosts whose heartbeat looks stopped to us, those whose heartbeat has in fact moved: read afresh, since our
+   * watch may have been silent (its NATS node died) while they kept writing. A host whose heartbeat cannot be read
+   * counts as alive: a lease is taken over only when its holder is known to be gone.
+   */
+  private async stillAlive(hosts: Set<string>): Promise<Set<string>> {
+    const alive = new Set<string>();
+    await Promise.all(
+      [...hosts].map(async (host) => {
+        const key = hostKey(this.o.pool, host);
+        const known = this.observed.get(key);
+        try {
+          const e = await this.o.kv.get(key);
+          if (e && e.operation === 'PUT' && e.revision !== known?.revision) {
+            this.observe(e as unknown as KvWatchEntry);
+            alive.add(host);
+          }
+        } catch {
+          alive.add(host);
+        }
+      }),
+    );
+    return alive;
+  }
+
   /**
    * Read one key and observe it. The watch tells us every change, but its consumer lives on one NATS node: when that
    * node dies the watch is silent until the client notices and recreates it (10 s or more), and a compare-and-set
@@ -241,11 +375,5 @@ export class ShardLeases {
     } catch {
       // The next failure looks again.
     }
-  }
-
-  /** A renewal that failed for want of an answer (not because another host holds the lease now). */
-  private isTransient(err: unknown): boolean {
-    const failure = natsFailure(err);
-    return failure === 'timeout' || failure === 'no_responders' || failure === 'disconnected';
   }
 }

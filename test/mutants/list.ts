@@ -705,4 +705,20 @@ export const mutants: Mutant[] = [
     tests: ['test/x402/x402.test.ts'],
     testNames: 'X402-REFUSED',
   },
+  {
+    name: 'a shard holder whose heartbeat cannot be written keeps serving while another host takes its shards over',
+    file: 'actors/runtime/leases.ts',
+    from: 'if (!this.heartbeatFresh(now)) {',
+    to: 'if (false) {',
+    tests: ['test/spine/leases.test.ts'],
+    testNames: 'SPINE-LEASES-HEARTBEAT',
+  },
+  {
+    name: "a host takes over a live holder's leases because its own watch stopped showing the holder's heartbeat",
+    file: 'actors/runtime/leases.ts',
+    from: 'const alive = await this.stillAlive(suspects);',
+    to: 'const alive = new Set<string>();',
+    tests: ['test/spine/leases.test.ts'],
+    testNames: 'SPINE-LEASES-HEARTBEAT',
+  },
 ];

@@ -1,7 +1,10 @@
 // Shard leases against a real JetStream KV bucket: hosts joining split the shards fairly and disjointly, a host
-// leaving hands its shards over, and a host that stops renewing loses them to the others after the TTL.
+// leaving hands its shards over, and a host whose heartbeat stops loses them to the others after the TTL. Leases are
+// written only when they change hands; a holder whose heartbeat cannot be written stops serving before anyone takes
+// over, a host whose watch went quiet does not take a live holder's leases, and a lease another host writes is given
+// up at once. Faults are injected by wrapping the real bucket's calls.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, test } from 'node:test';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import pino from 'pino';
@@ -26,24 +29,44 @@ after(async () => {
   await nc.drain();
 });
 
-function host(id: string) {
+/** Which hosts serve each shard now, across every host of a test: two at once is the fault leases exist to prevent. */
+const servedBy = new Map<number, Set<string>>();
+const doubleServed: string[] = [];
+/** Every host a test started, stopped after it whatever its outcome (their timers would keep the file running). */
+const started: ShardLeases[] = [];
+afterEach(async () => {
+  for (const l of started.splice(0)) {
+    (l as unknown as { stopped: boolean }).stopped = false;
+    await l.stop();
+  }
+  servedBy.clear();
+  doubleServed.length = 0;
+});
+
+function host(id: string, bucket: KV = kv, logLines: string[] = []) {
   const serving = new Set<number>();
   const leases = new ShardLeases({
-    kv,
+    kv: bucket,
     hostId: id,
     pool: 'test',
     kinds: [{ kind: 'principal', shardCount }],
     ttlMs: 1200,
     renewMs: 300,
     clock: systemClock,
-    log: pino({ level: 'silent' }),
+    log: pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) }),
     acquired: async (r: ShardRef) => {
+      const by = servedBy.get(r.shard) ?? new Set();
+      if (by.size > 0) doubleServed.push(`shard ${r.shard} acquired by ${id} while ${[...by]} served it`);
+      by.add(id);
+      servedBy.set(r.shard, by);
       serving.add(r.shard);
     },
     released: async (r: ShardRef) => {
+      servedBy.get(r.shard)?.delete(id);
       serving.delete(r.shard);
     },
   });
+  started.push(leases);
   return { id, serving, leases };
 }
 
@@ -85,7 +108,149 @@ test('[SPINE-LEASES] hosts joining split the shards disjointly; leaving and laps
     const e = await kv.get(`lease.principal.${shard}`);
     assert.equal(e?.json<{ host: string }>().host, 'a');
   }
-  await a.leases.stop();
-  (c.leases as unknown as { stopped: boolean }).stopped = false;
-  await c.leases.stop();
+});
+
+/** Wait `ms`. */
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The revision of every lease key of the test's kind in the bucket. */
+async function leaseRevisions(): Promise<Map<string, number>> {
+  const revisions = new Map<string, number>();
+  for (let shard = 0; shard < shardCount; shard++) {
+    const e = await kv.get(`lease.principal.${shard}`);
+    if (e?.operation === 'PUT') revisions.set(e.key, e.revision);
+  }
+  return revisions;
+}
+
+/** The real bucket, with writes of one key made to fail while `failing` is set (as when its NATS node is gone). */
+function failingPutsTo(key: string): { bucket: KV; failing: { on: boolean } } {
+  const failing = { on: false };
+  const bucket = new Proxy(kv, {
+    get(target, prop, receiver) {
+      if (prop === 'put')
+        return (k: string, ...rest: unknown[]) =>
+          failing.on && k === key
+            ? Promise.reject(new Error('TIMEOUT'))
+            : (target.put as (...a: unknown[]) => Promise<number>)(k, ...rest);
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  return { bucket, failing };
+}
+
+test('[SPINE-LEASES-HEARTBEAT] a host holding leases writes only its heartbeat: the leases are not rewritten while held', async () => {
+  const a = host('a');
+  await a.leases.start();
+  const heartbeat = async () => (await kv.get('host.test.a'))!.revision;
+  const before = await leaseRevisions();
+  const beatBefore = await heartbeat();
+  assert.equal(before.size, shardCount);
+  await pause(5 * 300);
+  assert.deepEqual(await leaseRevisions(), before, 'no lease was written while its holder kept it');
+  assert.ok((await heartbeat()) >= beatBefore + 3, 'the heartbeat moved at every renewal');
+  assert.equal(a.serving.size, shardCount);
+});
+
+test('[SPINE-LEASES-HEARTBEAT] a holder whose heartbeat cannot be written stops serving before another host takes its shards, and claims its share again once it can', async () => {
+  const faulty = failingPutsTo('host.test.a');
+  const aLog: string[] = [];
+  const a = host('a', faulty.bucket, aLog);
+  await a.leases.start();
+  const b = host('b');
+  await b.leases.start();
+  await eventually('a and b to split the shards', async () => (balanced([a, b]) ? true : undefined));
+
+  faulty.failing.on = true;
+  await eventually('b to take over every shard', async () => (b.serving.size === shardCount ? true : undefined), 6000);
+  assert.equal(a.serving.size, 0);
+  assert.deepEqual(doubleServed, [], 'no shard was served by two hosts at once');
+  assert.ok(
+    aLog.some((l) => l.includes('stopping serving every shard')),
+    'a said why it stopped serving',
+  );
+
+  faulty.failing.on = false;
+  await eventually('a and b to split the shards again', async () => (balanced([a, b]) ? true : undefined), 6000);
+  assert.deepEqual(doubleServed, []);
+});
+
+test("[SPINE-LEASES-HEARTBEAT] a host whose watch stopped showing a holder's heartbeat reads it afresh and takes none of its leases", async () => {
+  const a = host('a');
+  await a.leases.start();
+  // b's watch shows every key but a's heartbeat, as when a watch's NATS node died and a's writes went unseen.
+  const quiet = new Proxy(kv, {
+    get(target, prop, receiver) {
+      if (prop === 'watch')
+        return async (opts: Parameters<KV['watch']>[0]) => {
+          const it = await target.watch(opts);
+          return {
+            stop: () => it.stop(),
+            async *[Symbol.asyncIterator]() {
+              let seenA = false;
+              for await (const e of it) {
+                if (e.key === 'host.test.a') {
+                  if (seenA) continue;
+                  seenA = true;
+                }
+                yield e;
+              }
+            },
+          };
+        };
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  const bLog: string[] = [];
+  const b = host('b', quiet, bLog);
+  await b.leases.start();
+  await eventually('a and b to split the shards', async () => (balanced([a, b]) ? true : undefined));
+  // Long past the time to live of a heartbeat b saw once.
+  await pause(3 * 1200);
+  assert.ok(balanced([a, b]), 'a kept its share');
+  assert.deepEqual(doubleServed, [], 'no shard was served by two hosts at once');
+  assert.ok(!bLog.some((l) => l.includes('took over lapsed lease')), 'b took over nothing');
+});
+
+test('[SPINE-LEASES-HEARTBEAT] a holder that sees another host write a lease it holds stops serving that shard at once', async () => {
+  const aLog: string[] = [];
+  const a = host('a', kv, aLog);
+  await a.leases.start();
+  assert.ok(a.serving.has(3));
+  // Another host wins shard 3 (as after a partition that kept a's heartbeat from the others).
+  await kv.put('lease.principal.3', JSON.stringify({ host: 'elsewhere' }));
+  await eventually('a to stop serving shard 3', async () => (!a.serving.has(3) ? true : undefined), 2000);
+  assert.ok(aLog.some((l) => l.includes('lease lost')));
+  // Its new holder has no heartbeat at all (gone, or never a host): a takes it back at its next tick.
+  await eventually('a to serve shard 3 again', async () => (a.serving.has(3) ? true : undefined), 5000);
+});
+
+test('[SPINE-LEASES-HEARTBEAT] while a host of the earlier rule (it renews each lease) is alive in the pool, held leases are renewed as it expects; once it is gone they are not', async () => {
+  const a = host('a');
+  await a.leases.start();
+  // The earlier release's heartbeat: no `leases` rule in it.
+  const beat = () => kv.put('host.test.earlier', JSON.stringify({ host: 'earlier', at: Date.now() }));
+  await beat();
+  const beating = setInterval(() => void beat(), 300);
+  try {
+    // a counts it as a host of the pool: it gives back the shards above its fair share first.
+    await eventually('a to give back half', async () => (a.serving.size === shardCount / 2 ? true : undefined));
+    const before = await leaseRevisions();
+    assert.equal(before.size, shardCount / 2);
+    await pause(4 * 300);
+    const during = await leaseRevisions();
+    assert.ok(
+      [...before].every(([key, rev]) => during.get(key)! > rev),
+      'every lease a holds was renewed while the earlier host was alive',
+    );
+  } finally {
+    clearInterval(beating);
+  }
+  await kv.delete('host.test.earlier');
+  await pause(2 * 300);
+  const after = await leaseRevisions();
+  await pause(4 * 300);
+  assert.deepEqual(await leaseRevisions(), after, 'no lease rewritten once it was gone');
 });

@@ -163,8 +163,13 @@ test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled t
   await finish();
 
   // Resolve every 503 by retrying its key: it either replays the original effect or applies it now, once.
+  // An agent the load took past its rate is refused first (429, applying nothing): its retry waits as it is told.
   for (const [key, { agent, credits }] of unresolved) {
-    const r = await sys.call('POST', '/v1/topups', { token: agent.token, body: { credits }, key });
+    let r = await sys.call('POST', '/v1/topups', { token: agent.token, body: { credits }, key });
+    while (r.status === 429) {
+      await new Promise((done) => setTimeout(done, 1000 * Number(r.headers.get('retry-after') ?? 1)));
+      r = await sys.call('POST', '/v1/topups', { token: agent.token, body: { credits }, key });
+    }
     assert.equal(r.status, 201, JSON.stringify(r.body));
     accepted.set(key, { principalId: agent.principalId, credits });
   }
