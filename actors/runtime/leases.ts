@@ -68,6 +68,10 @@ export class ShardLeases {
   private ticking: Promise<void> = Promise.resolve();
   private stopped = false;
   private tickQueued = false;
+  /** When the last tick began (our clock), or null before the first. */
+  private lastTickAtMs: number | null = null;
+  /** When this process last resumed after not running (a tick far later than its interval). */
+  private resumedAtMs = Number.NEGATIVE_INFINITY;
   /** When our newest written heartbeat was sent (our clock), or null before the first. */
   private heartbeatAtMs: number | null = null;
   /** Heartbeat writes under way: they run beside the ticks, so a slow tick never delays one. */
@@ -213,6 +217,10 @@ export class ShardLeases {
   private async tickOnce(): Promise<void> {
     if (this.stopped) return;
     const now = this.o.clock.nowMs();
+    // A tick far later than its interval: this process was not running (a pause, a starved CPU), so neither were its
+    // heartbeat writes nor the reading of their answers.
+    if (this.lastTickAtMs !== null && now - this.lastTickAtMs > 2 * this.o.renewMs) this.resumedAtMs = now;
+    this.lastTickAtMs = now;
     for (const key of [...this.lost]) {
       this.lost.delete(key);
       if (!this.held.has(key)) continue;
@@ -220,8 +228,11 @@ export class ShardLeases {
       await this.giveUp(key);
     }
     // Our heartbeat has not been written for too long: the others may take our leases over soon. Stop serving
-    // before they can; the leases still name us, and we reclaim them once our heartbeat is written again.
+    // before they can; the leases still name us, and we reclaim them once our heartbeat is written again. After a
+    // pause of the process the time counts from when it resumed: its heartbeat had no chance meanwhile, and stopping
+    // would turn every pause into a handover (if another host took a lease meanwhile, its write tells us).
     if (!this.heartbeatFresh(now)) {
+      if (now - this.resumedAtMs <= this.fenceAfterMs) return;
       if (this.held.size > 0) {
         this.o.log.warn(
           { shards: this.held.size, sinceHeartbeatMs: this.heartbeatAtMs === null ? null : now - this.heartbeatAtMs },

@@ -254,3 +254,23 @@ test('[SPINE-LEASES-HEARTBEAT] while a host of the earlier rule (it renews each 
   await pause(4 * 300);
   assert.deepEqual(await leaseRevisions(), after, 'no lease rewritten once it was gone');
 });
+
+test('[SPINE-LEASES-HEARTBEAT] a host whose process was paused past the time to live keeps its shards when it resumes: its heartbeat had no chance to be written', async () => {
+  const aLog: string[] = [];
+  const a = host('a', kv, aLog);
+  await a.leases.start();
+  let released = 0;
+  const leases = a.leases as unknown as { o: { released: (r: ShardRef) => Promise<void> } };
+  const release = leases.o.released;
+  leases.o.released = async (r) => {
+    released++;
+    await release(r);
+  };
+  // The event loop blocked for twice the time to live (a long pause of the process, a starved CPU).
+  const until = Date.now() + 2 * 1200;
+  while (Date.now() < until) {}
+  await pause(3 * 300);
+  assert.equal(released, 0, 'no shard was given up');
+  assert.equal(a.serving.size, shardCount);
+  assert.ok(!aLog.some((l) => l.includes('stopping serving every shard')));
+});
