@@ -196,7 +196,8 @@ export const requirements = {
   },
   'SPINE-LEASES': {
     source: 'docs/architecture.md: Actors',
-    behaviour: 'Shard leases: claimed by CAS, renewed, rebalanced when hosts join and leave, taken over when lapsed.',
+    behaviour:
+      "Shard leases: claimed by CAS, kept by their holder's heartbeat, rebalanced when hosts join and leave, taken over when lapsed.",
   },
   'SPINE-LEASES-HEARTBEAT': {
     source: 'docs/architecture.md: Actors',

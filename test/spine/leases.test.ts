@@ -5,6 +5,7 @@
 // up at once. Faults are injected by wrapping the real bucket's calls.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import pino from 'pino';
@@ -110,9 +111,6 @@ test('[SPINE-LEASES] hosts joining split the shards disjointly; leaving and laps
   }
 });
 
-/** Wait `ms`. */
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** The revision of every lease key of the test's kind in the bucket. */
 async function leaseRevisions(): Promise<Map<string, number>> {
   const revisions = new Map<string, number>();
@@ -123,19 +121,22 @@ async function leaseRevisions(): Promise<Map<string, number>> {
   return revisions;
 }
 
-/** The real bucket, with writes of one key made to fail while `failing` is set (as when its NATS node is gone). */
-function failingPutsTo(key: string): { bucket: KV; failing: { on: boolean } } {
-  const failing = { on: false };
-  const bucket = new Proxy(kv, {
+/** The real bucket with some of its calls replaced (a fault injected); every other call goes to it unchanged. */
+function bucketWith(replaced: Partial<Pick<KV, 'put' | 'watch'>>): KV {
+  return new Proxy(kv, {
     get(target, prop, receiver) {
-      if (prop === 'put')
-        return (k: string, ...rest: unknown[]) =>
-          failing.on && k === key
-            ? Promise.reject(new Error('TIMEOUT'))
-            : (target.put as (...a: unknown[]) => Promise<number>)(k, ...rest);
+      if (prop in replaced) return replaced[prop as keyof typeof replaced];
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },
+  });
+}
+
+/** The real bucket, with writes of one key made to fail while `failing` is set (as when its NATS node is gone). */
+function failingPutsTo(key: string): { bucket: KV; failing: { on: boolean } } {
+  const failing = { on: false };
+  const bucket = bucketWith({
+    put: (k, ...rest) => (failing.on && k === key ? Promise.reject(new Error('TIMEOUT')) : kv.put(k, ...rest)),
   });
   return { bucket, failing };
 }
@@ -147,7 +148,7 @@ test('[SPINE-LEASES-HEARTBEAT] a host holding leases writes only its heartbeat: 
   const before = await leaseRevisions();
   const beatBefore = await heartbeat();
   assert.equal(before.size, shardCount);
-  await pause(5 * 300);
+  await sleep(5 * 300);
   assert.deepEqual(await leaseRevisions(), before, 'no lease was written while its holder kept it');
   assert.ok((await heartbeat()) >= beatBefore + 3, 'the heartbeat moved at every renewal');
   assert.equal(a.serving.size, shardCount);
@@ -180,35 +181,30 @@ test("[SPINE-LEASES-HEARTBEAT] a host whose watch stopped showing a holder's hea
   const a = host('a');
   await a.leases.start();
   // b's watch shows every key but a's heartbeat, as when a watch's NATS node died and a's writes went unseen.
-  const quiet = new Proxy(kv, {
-    get(target, prop, receiver) {
-      if (prop === 'watch')
-        return async (opts: Parameters<KV['watch']>[0]) => {
-          const it = await target.watch(opts);
-          return {
-            stop: () => it.stop(),
-            async *[Symbol.asyncIterator]() {
-              let seenA = false;
-              for await (const e of it) {
-                if (e.key === 'host.test.a') {
-                  if (seenA) continue;
-                  seenA = true;
-                }
-                yield e;
-              }
-            },
-          };
-        };
-      const v = Reflect.get(target, prop, receiver);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
+  const quiet = bucketWith({
+    watch: (async (opts: Parameters<KV['watch']>[0]) => {
+      const it = await kv.watch(opts);
+      return {
+        stop: () => it.stop(),
+        async *[Symbol.asyncIterator]() {
+          let seenA = false;
+          for await (const e of it) {
+            if (e.key === 'host.test.a') {
+              if (seenA) continue;
+              seenA = true;
+            }
+            yield e;
+          }
+        },
+      };
+    }) as unknown as KV['watch'],
   });
   const bLog: string[] = [];
   const b = host('b', quiet, bLog);
   await b.leases.start();
   await eventually('a and b to split the shards', async () => (balanced([a, b]) ? true : undefined));
   // Long past the time to live of a heartbeat b saw once.
-  await pause(3 * 1200);
+  await sleep(3 * 1200);
   assert.ok(balanced([a, b]), 'a kept its share');
   assert.deepEqual(doubleServed, [], 'no shard was served by two hosts at once');
   assert.ok(!bLog.some((l) => l.includes('took over lapsed lease')), 'b took over nothing');
@@ -239,7 +235,7 @@ test('[SPINE-LEASES-HEARTBEAT] while a host of the earlier rule (it renews each 
     await eventually('a to give back half', async () => (a.serving.size === shardCount / 2 ? true : undefined));
     const before = await leaseRevisions();
     assert.equal(before.size, shardCount / 2);
-    await pause(4 * 300);
+    await sleep(4 * 300);
     const during = await leaseRevisions();
     assert.ok(
       [...before].every(([key, rev]) => during.get(key)! > rev),
@@ -249,9 +245,9 @@ test('[SPINE-LEASES-HEARTBEAT] while a host of the earlier rule (it renews each 
     clearInterval(beating);
   }
   await kv.delete('host.test.earlier');
-  await pause(2 * 300);
+  await sleep(2 * 300);
   const after = await leaseRevisions();
-  await pause(4 * 300);
+  await sleep(4 * 300);
   assert.deepEqual(await leaseRevisions(), after, 'no lease rewritten once it was gone');
 });
 
@@ -269,7 +265,7 @@ test('[SPINE-LEASES-HEARTBEAT] a host whose process was paused past the time to 
   // The event loop blocked for twice the time to live (a long pause of the process, a starved CPU).
   const until = Date.now() + 2 * 1200;
   while (Date.now() < until) {}
-  await pause(3 * 300);
+  await sleep(3 * 300);
   assert.equal(released, 0, 'no shard was given up');
   assert.equal(a.serving.size, shardCount);
   assert.ok(!aLog.some((l) => l.includes('stopping serving every shard')));

@@ -4,6 +4,7 @@
 // handover get 201 or 503 unavailable, nothing else.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { actorKinds, type LedgerFact } from '../../contracts/index.ts';
@@ -167,7 +168,7 @@ test('[SPINE-SHARDING] kill -9 of one actor host: takeover, no lost or doubled t
   for (const [key, { agent, credits }] of unresolved) {
     let r = await sys.call('POST', '/v1/topups', { token: agent.token, body: { credits }, key });
     while (r.status === 429) {
-      await new Promise((done) => setTimeout(done, 1000 * Number(r.headers.get('retry-after') ?? 1)));
+      await sleep(1000 * Number(r.headers.get('retry-after') ?? 1));
       r = await sys.call('POST', '/v1/topups', { token: agent.token, body: { credits }, key });
     }
     assert.equal(r.status, 201, JSON.stringify(r.body));
