@@ -1,5 +1,6 @@
 // Runs every test file with node's test runner (Node 20's runner does not discover .ts files itself), each file in a
-// `node --test` process of its own, from one pool of slots:
+// node process of its own that runs its tests and reports them itself (not under `node --test`, whose parent
+// process per file costs a tenth of a CPU second and reports nothing this runner does not), from one pool of slots:
 // - `ASSAY_TEST_CONCURRENCY` files at once (default: one more than the cores, at least 3): most files spend a good
 //   part of their time waiting on sockets, the stores and the processes they start;
 // - of them, at most one file marked `// test-lane: serial` at its top (clusters of servers, killed processes, loads
@@ -158,7 +159,7 @@ function runFile(file: string): Promise<FileResult> {
   const begun = Date.now();
   const child = spawn(
     process.execPath,
-    [...loader, '--test', '--test-reporter=spec', built ? built.outputOf(file) : file],
+    [...loader, '--test-reporter=spec', built ? built.outputOf(file) : file],
     { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env },
   );
   let out = '';

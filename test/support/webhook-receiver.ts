@@ -85,25 +85,41 @@ export class WebhookReceiver {
     return this.received.filter((r) => r.path === path);
   }
 
-  /** The most requests to a path this receiver held at once (received, not yet answered). */
+  /**
+   * The most requests to a path this receiver held at once: received, and neither answered nor given up by their
+   * sender (its attempt timed out and it closed the connection, which frees its slot for another delivery).
+   */
   mostAtOnce(path: string): number {
     return this.inFlightMax.get(path) ?? 0;
   }
 
-  async handle(path: string, headers: Record<string, string>, body: string): Promise<number> {
+  /** Answers a request; `givenUp` settles if its sender closes the connection before the answer. */
+  async handle(
+    path: string,
+    headers: Record<string, string>,
+    body: string,
+    givenUp: Promise<void> = new Promise(() => {}),
+  ): Promise<number> {
     const n = this.served.get(path) ?? 0;
     this.served.set(path, n + 1);
     this.received.push({ path, headers, body, atMs: Date.now() });
     const now = (this.inFlight.get(path) ?? 0) + 1;
     this.inFlight.set(path, now);
     this.inFlightMax.set(path, Math.max(now, this.inFlightMax.get(path) ?? 0));
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      this.inFlight.set(path, (this.inFlight.get(path) ?? 1) - 1);
+    };
+    void givenUp.then(release);
     try {
       const s = this.scripts.get(path) ?? {};
       if (s.delayMs) await new Promise((r) => setTimeout(r, s.delayMs));
       const statuses = s.statuses ?? [204];
       return statuses[Math.min(n, statuses.length - 1)]!;
     } finally {
-      this.inFlight.set(path, (this.inFlight.get(path) ?? 1) - 1);
+      release();
     }
   }
 
@@ -124,7 +140,10 @@ export async function startWebhookReceiver(cert: SelfSigned): Promise<WebhookRec
       const headers = Object.fromEntries(
         Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]),
       );
-      void receiver!.handle(req.url ?? '', headers, Buffer.concat(chunks).toString('utf8')).then((status) => {
+      // The sender gave up before the answer: its attempt timed out (on loaded cores, a slow path's answer can come
+      // after it) and it closed the connection.
+      const givenUp = new Promise<void>((resolve) => res.once('close', () => resolve()));
+      void receiver!.handle(req.url ?? '', headers, Buffer.concat(chunks).toString('utf8'), givenUp).then((status) => {
         if (!res.destroyed) res.writeHead(status).end();
       });
     });
