@@ -1,17 +1,18 @@
 // Shard leases in a JetStream KV bucket. Each host writes its heartbeat `host.<pool>.<id>` every renewMs; a lease
 // `lease.<kind>.<shard>` names its holder and is written only when it changes hands, so an idle host writes one key
-// per renewal, not one per shard it holds (each write is echoed to every host's watch). A host gives up shards above
-// its fair share and claims free or lapsed ones below it. A lease is lapsed when its holder's heartbeat has not moved
-// for ttlMs *as seen by this host's own clock* (hosts need no synchronised clocks), confirmed by reading that
-// heartbeat afresh before taking over: a watch can be silent for seconds after its NATS node dies. The holder stops
-// serving every shard once its own heartbeat has gone unwritten for ttlMs less one renewal, before anyone can take
-// them over, and a shard whose lease it sees another host write it stops serving at once.
+// per renewal, not one per shard it holds (each write is echoed to the watch of every process using the bucket: one
+// watch per process, lease-watch.ts). A host gives up shards above its fair share and claims free or lapsed ones
+// below it. A lease is lapsed when its holder's heartbeat has not moved for ttlMs *as seen by this host's own clock*
+// (hosts need no synchronised clocks), confirmed by reading that heartbeat afresh before taking over: a watch can be
+// silent for seconds after its NATS node dies. The holder stops serving every shard once its own heartbeat has gone
+// unwritten for ttlMs less one renewal, before anyone can take them over, and a shard whose lease it sees another
+// host write it stops serving at once.
 import type { KV, KvWatchEntry } from '@nats-io/kv';
-import type { QueuedIterator } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import { natsFailure } from '../../contracts/index.ts';
 import { metrics } from './telemetry.ts';
 import type { Clock } from './clock.ts';
+import { watchLeases } from './lease-watch.ts';
 
 /**
  * The host a lease's value names (it also holds the pool and when it was taken, for `assay status`; other fields a
@@ -65,7 +66,8 @@ export class ShardLeases {
   private readonly held = new Map<string, { ref: ShardRef; revision: number }>();
   /** Held leases the watch saw another host write (or delete): given up at the next tick. */
   private readonly lost = new Set<string>();
-  private watcher: QueuedIterator<KvWatchEntry> | null = null;
+  /** Leaves the process's watch of the bucket (lease-watch.ts), once joined. */
+  private leaveWatch: (() => void) | null = null;
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -86,10 +88,7 @@ export class ShardLeases {
   }
 
   async start(): Promise<void> {
-    this.watcher = await this.o.kv.watch({ key: '>' });
-    void (async () => {
-      for await (const e of this.watcher!) this.observe(e);
-    })().catch((err) => this.o.log.error({ err }, 'lease watch ended'));
+    this.leaveWatch = await watchLeases(this.o.kv, this.o.log, (e) => this.observe(e));
     await this.beat();
     await this.tickOnce();
     this.timer = setInterval(() => {
@@ -118,7 +117,7 @@ export class ShardLeases {
     await Promise.all(held.map((h) => this.o.kv.delete(leaseKey(h.ref), { previousSeq: h.revision }).catch(() => {})));
     await Promise.all(this.beating);
     await this.o.kv.delete(hostKey(this.o.pool, this.o.hostId)).catch(() => {});
-    this.watcher?.stop();
+    this.leaveWatch?.();
   }
 
   /**
