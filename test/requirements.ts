@@ -204,6 +204,11 @@ export const requirements = {
     behaviour:
       "Leases live on their holder's heartbeat: not rewritten while held; a holder whose heartbeat fails stops serving before a takeover; a quiet watch takes over nothing; a lease written by another is given up.",
   },
+  'SPINE-LEASES-WATCH': {
+    source: 'docs/architecture.md: Actors',
+    behaviour:
+      'The lease pools of one process share one watch of the lease bucket; a pool that joins late is first given the newest entry of each key.',
+  },
   'SPINE-CONFIG-DOCS': {
     source: 'docs/architecture.md: One operation table',
     behaviour: "The README's configuration table is the one generated from the config schema.",

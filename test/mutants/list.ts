@@ -721,4 +721,12 @@ export const mutants: Mutant[] = [
     tests: ['test/spine/leases.test.ts'],
     testNames: 'SPINE-LEASES-HEARTBEAT',
   },
+  {
+    name: 'a lease pool that joins its process watch late is not given the leases already held',
+    file: 'actors/runtime/lease-watch.ts',
+    from: 'for (const e of this.newest.values()) listener(e);',
+    to: '',
+    tests: ['test/spine/leases.test.ts'],
+    testNames: 'SPINE-LEASES-WATCH',
+  },
 ];

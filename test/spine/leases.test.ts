@@ -2,14 +2,17 @@
 // leaving hands its shards over, and a host whose heartbeat stops loses them to the others after the TTL. Leases are
 // written only when they change hands; a holder whose heartbeat cannot be written stops serving before anyone takes
 // over, a host whose watch went quiet does not take a live holder's leases, and a lease another host writes is given
-// up at once. Faults are injected by wrapping the real bucket's calls.
+// up at once. The pools of one process share one watch of the bucket. Faults are injected by wrapping the real
+// bucket's calls.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import pino from 'pino';
 import { systemClock } from '../../actors/index.ts';
+import { watchLeases } from '../../actors/runtime/lease-watch.ts';
 import { ShardLeases, type ShardRef } from '../../actors/runtime/leases.ts';
 import { connectNats } from '../../storage/index.ts';
 import { natsUrl, uniqueNamespace } from '../support/env.ts';
@@ -269,4 +272,53 @@ test('[SPINE-LEASES-HEARTBEAT] a host whose process was paused past the time to 
   assert.equal(released, 0, 'no shard was given up');
   assert.equal(a.serving.size, shardCount);
   assert.ok(!aLog.some((l) => l.includes('stopping serving every shard')));
+});
+
+test('[SPINE-LEASES-WATCH] the pools of one process share one watch of the bucket: one consumer for all of them, a pool that joins late is given the newest entry of each key first, and once the last has left the next one opens it again', async () => {
+  const jsm = await jetstreamManager(nc);
+  const consumers = async () => (await jsm.streams.info(`KV_${bucket}`)).state.consumer_count;
+  const log = pino({ level: 'silent' });
+  const before = await consumers();
+
+  const first: string[] = [];
+  const leaveFirst = await watchLeases(kv, log, (e) => first.push(`${e.key}=${e.operation}`));
+  await kv.put('lease.watch.1', JSON.stringify({ host: 'x' }));
+  await kv.put('lease.watch.2', JSON.stringify({ host: 'x' }));
+  await kv.delete('lease.watch.2');
+  await eventually('the first pool to see the writes', async () =>
+    first.includes('lease.watch.2=DEL') ? true : undefined,
+  );
+
+  // Joining late: every key's newest entry is handed over before the join resolves, a deletion as a deletion.
+  const late: string[] = [];
+  const leaveLate = await watchLeases(kv, log, (e) => late.push(`${e.key}=${e.operation}`));
+  assert.ok(late.includes('lease.watch.1=PUT'), `the late pool sees the lease written before it joined: ${late}`);
+  assert.ok(late.includes('lease.watch.2=DEL'), `and the deletion: ${late}`);
+  assert.equal(late.filter((l) => l.startsWith('lease.watch.2')).length, 1, 'only the newest entry of a key');
+  assert.equal(await consumers(), before + 1, 'two pools, one consumer on the bucket');
+
+  // Both go on seeing what is written after.
+  await kv.put('lease.watch.3', JSON.stringify({ host: 'y' }));
+  await eventually('both pools to see a later write', async () =>
+    first.includes('lease.watch.3=PUT') && late.includes('lease.watch.3=PUT') ? true : undefined,
+  );
+
+  leaveFirst();
+  await kv.put('lease.watch.4', JSON.stringify({ host: 'y' }));
+  await eventually('the pool still in to see writes after the other left', async () =>
+    late.includes('lease.watch.4=PUT') ? true : undefined,
+  );
+  assert.ok(!first.includes('lease.watch.4=PUT'), 'a pool that left is given nothing');
+  leaveLate();
+  await kv.put('lease.watch.5', JSON.stringify({ host: 'y' }));
+  await sleep(300);
+  assert.ok(!late.includes('lease.watch.5=PUT'), 'once the last pool left, nothing is handed out');
+
+  // A pool starting after that opens the watch again and sees the bucket as it is.
+  const again: string[] = [];
+  const leaveAgain = await watchLeases(kv, log, (e) => again.push(`${e.key}=${e.operation}`));
+  await eventually('a pool joining after the last left to see the bucket', async () =>
+    again.includes('lease.watch.5=PUT') && again.includes('lease.watch.2=DEL') ? true : undefined,
+  );
+  leaveAgain();
 });
