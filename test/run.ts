@@ -157,11 +157,11 @@ function runFile(file: string): Promise<FileResult> {
     ? ['--enable-source-maps', '--import', built.outputOf(failOnWarnings)]
     : ['--import', 'tsx', '--import', `./${failOnWarnings}`];
   const begun = Date.now();
-  const child = spawn(
-    process.execPath,
-    [...loader, '--test-reporter=spec', built ? built.outputOf(file) : file],
-    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env },
-  );
+  const child = spawn(process.execPath, [...loader, '--test-reporter=spec', built ? built.outputOf(file) : file], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+  });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));

@@ -71,6 +71,17 @@ after(async () => {
 });
 
 /** One metric's samples from the workers' /metrics, by their label text. */
+/** The workers' newest log lines about projections (stalls, dropped and re-created consumers), for a failure. */
+function projectorLog(lines = 8): string {
+  return workers
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('projection'))
+    .slice(-lines)
+    .map((l) => l.slice(0, 400))
+    .join('\n');
+}
+
 async function samples(name: string): Promise<Map<string, number>> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   const found = new Map<string, number>();
@@ -205,7 +216,12 @@ test('[PROJ-STALL-VISIBLE] [PROJ-STALL-RECOVER] the node holding the ledger cons
         const stalled = await samples('assay_projection_stalled');
         const restarts = sumOf(await samples('assay_projection_consumer_restarts_total'));
         const both = stalled.get('{projection="principal_facts"}') === 1 && stalled.get('{projection="events"}') === 1;
-        if (!both || restarts <= restartsBefore) return undefined;
+        // Thrown, not returned: a timeout then says which half was missing.
+        if (!both || restarts <= restartsBefore)
+          throw new Error(
+            `stalled ${JSON.stringify([...stalled])}, consumer restarts ${restarts} (${restartsBefore} before); ` +
+              `the projector's last words on its projections:\n${projectorLog()}`,
+          );
         return (await samples('assay_projection_lag_messages')).get('{projection="principal_facts"}');
       },
       30_000,
