@@ -40,7 +40,14 @@ class SharedLeaseWatch {
     void (async () => {
       for await (const e of it) {
         this.newest.set(e.key, e);
-        for (const l of this.listeners) l(e);
+        // One pool's failure to take an entry must not end the watch for the others.
+        for (const l of this.listeners) {
+          try {
+            l(e);
+          } catch (err) {
+            this.log.error({ err, key: e.key }, 'a lease pool failed to take a watched entry');
+          }
+        }
       }
     })().catch((err) => this.log.error({ err }, 'lease watch ended'));
     return it;
