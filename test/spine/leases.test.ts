@@ -274,7 +274,7 @@ test('[SPINE-LEASES-HEARTBEAT] a host whose process was paused past the time to 
   assert.ok(!aLog.some((l) => l.includes('stopping serving every shard')));
 });
 
-test('[SPINE-LEASES-WATCH] the pools of one process share one watch of the bucket: one consumer for all of them, a pool that joins late is given the newest entry of each key first, and once the last has left the next one opens it again', async () => {
+test('[SPINE-LEASES-WATCH] the pools of one process share one watch of the bucket: one consumer for all of them, a pool that joins late is given the newest entry of each key first, a pool that left is given nothing, and one joining after the last left sees the bucket as it is', async () => {
   const jsm = await jetstreamManager(nc);
   const consumers = async () => (await jsm.streams.info(`KV_${bucket}`)).state.consumer_count;
   const log = pino({ level: 'silent' });

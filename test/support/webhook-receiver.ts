@@ -94,12 +94,7 @@ export class WebhookReceiver {
   }
 
   /** Answers a request; `givenUp` settles if its sender closes the connection before the answer. */
-  async handle(
-    path: string,
-    headers: Record<string, string>,
-    body: string,
-    givenUp: Promise<void> = new Promise(() => {}),
-  ): Promise<number> {
+  async handle(path: string, headers: Record<string, string>, body: string, givenUp: Promise<void>): Promise<number> {
     const n = this.served.get(path) ?? 0;
     this.served.set(path, n + 1);
     this.received.push({ path, headers, body, atMs: Date.now() });
