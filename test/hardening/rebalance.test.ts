@@ -6,8 +6,8 @@
 // 201 is lost or applied twice.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Kvm } from '@nats-io/kv';
 import { actorKinds } from '../../contracts/index.ts';
+import { leaseCounts, leaseHolders, pidOf, shardTotal as allShards } from '../support/leases.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import {
   checkMoney,
@@ -27,35 +27,15 @@ let sys: TestSystem;
 const hosts: RoleProcess[] = [];
 
 const kinds = ['principal', 'listing'] as const;
-const shardTotal = kinds.reduce((n, k) => n + actorKinds[k].shardCount, 0);
-
-/** Host ids are `<hostname>-<pid>-<random>`. */
-const pidOf = (hostId: string) => Number(hostId.split('-').at(-2));
-
-/** How many actor shard leases each host (by pid) holds, and how many have no holder; direct gets sent together. */
-async function leaseCounts(): Promise<{ byPid: Map<number, number>; unowned: number }> {
-  const kv = await new Kvm(sys.nc).open(sys.names.buckets.leases);
-  const keys = kinds.flatMap((kind) =>
-    Array.from({ length: actorKinds[kind].shardCount }, (_, shard) => `lease.${kind}.${shard}`),
-  );
-  const entries = await Promise.all(keys.map((key) => kv.get(key)));
-  const byPid = new Map<number, number>();
-  let unowned = 0;
-  for (const e of entries) {
-    if (e?.operation !== 'PUT') unowned++;
-    else {
-      const pid = pidOf(e.json<{ host: string }>().host);
-      byPid.set(pid, (byPid.get(pid) ?? 0) + 1);
-    }
-  }
-  return { byPid, unowned };
-}
+const shardTotal = allShards(kinds);
 
 /** Every shard held, by exactly the given hosts, each holding at least `min`. */
 const heldBy = async (live: RoleProcess[], min: number) => {
-  const { byPid, unowned } = await leaseCounts();
+  const holders = await leaseHolders(sys, kinds);
+  const byPid = new Map([...leaseCounts(holders)].map(([host, n]) => [pidOf(host), n]));
   const pids = live.map((h) => h.child.pid!);
-  const ok = unowned === 0 && byPid.size === live.length && pids.every((pid) => (byPid.get(pid) ?? 0) >= min);
+  const ok =
+    holders.size === shardTotal && byPid.size === live.length && pids.every((pid) => (byPid.get(pid) ?? 0) >= min);
   return ok ? true : undefined;
 };
 

@@ -9,10 +9,9 @@ import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 
 import { after, before, test } from 'node:test';
-import { Kvm } from '@nats-io/kv';
 
-import { actorKinds } from '../../contracts/index.ts';
 import { registerSeller, verifiedListing } from '../support/catalog.ts';
+import { leaseCounts, leaseHolders, pidOf, shardsSplitEvenly } from '../support/leases.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import { expectedLedger } from '../support/ledger.ts';
 import {
@@ -30,34 +29,6 @@ import {
 let sys: TestSystem;
 const hosts: RoleProcess[] = [];
 
-/**
- * The holder of every principal and listing shard lease (`lease.<kind>.<shard>` -> host id), by direct gets sent
- * together: under the load this test makes, 128 gets one after another took seconds.
- */
-async function leaseHolders(): Promise<Map<string, string>> {
-  const kv = await new Kvm(sys.nc).open(sys.names.buckets.leases);
-  const keys = (['principal', 'listing'] as const).flatMap((kind) =>
-    Array.from({ length: actorKinds[kind].shardCount }, (_, shard) => `lease.${kind}.${shard}`),
-  );
-  const entries = await Promise.all(keys.map((key) => kv.get(key)));
-  const holders = new Map<string, string>();
-  keys.forEach((key, i) => {
-    const e = entries[i];
-    if (e?.operation === 'PUT') holders.set(key, e.json<{ host: string }>().host);
-  });
-  return holders;
-}
-
-/** How many shard leases each host holds. */
-const leaseCounts = (holders: Map<string, string>) => {
-  const counts = new Map<string, number>();
-  for (const host of holders.values()) counts.set(host, (counts.get(host) ?? 0) + 1);
-  return counts;
-};
-
-/** Host ids are `<hostname>-<pid>-<random>`. */
-const pidOf = (hostId: string) => Number(hostId.split('-').at(-2));
-
 /** The lease key of the shard that serves a principal, read from its actor subject `<ns>.actor.principal.<shard>.<id>`. */
 const principalLease = (principalId: string) =>
   `lease.principal.${sys.names.actorSubject('principal', principalId).split('.').at(-2)}`;
@@ -70,14 +41,7 @@ before(async () => {
   hosts.push(await startRoleProcess('actors', sys.env, 'actor host serving'));
   hosts.push(await startRoleProcess('actors', sys.env, 'actor host serving'));
   // Let the two hosts finish splitting the shards before setting up (until then some shards answer 503).
-  await eventually(
-    'the two hosts to share the shards',
-    async () => {
-      const counts = [...leaseCounts(await leaseHolders()).values()];
-      return counts.length === 2 && counts.every((n) => n === 64) ? true : undefined;
-    },
-    20_000,
-  );
+  await shardsSplitEvenly(sys, hosts, 20_000);
 });
 after(async () => {
   for (const h of hosts) h.child.kill('SIGKILL');
@@ -97,7 +61,7 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
   for (let i = 0; i < 200; i++) agents.push(await sys.register());
 
   const [victim, survivor] = hosts as [RoleProcess, RoleProcess];
-  const holders = await leaseHolders();
+  const holders = await leaseHolders(sys);
   const victimHost = [...holders.values()].find((h) => pidOf(h) === victim.child.pid)!;
   assert.ok(victimHost, 'the host to kill holds leases');
   // The agents whose principal actors the host to kill serves: they must be served by the survivor after it.
@@ -197,7 +161,7 @@ test('[BUY-CONSERVATION] 200 agents, 50 listings, retries and a SIGKILLed actor 
     await whileLoading(
       'the survivor to hold every shard',
       async () => {
-        const counts = leaseCounts(await leaseHolders());
+        const counts = leaseCounts(await leaseHolders(sys));
         return [...counts].some(([host, n]) => pidOf(host) === survivor.child.pid && n === 128) ? true : undefined;
       },
       30_000,

@@ -7,7 +7,8 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import { actorKinds, type LedgerFact } from '../../contracts/index.ts';
+import type { LedgerFact } from '../../contracts/index.ts';
+import { leaseCounts, leaseHolders, pidOf } from '../support/leases.ts';
 import { startRoleProcess, type RoleProcess } from '../support/processes.ts';
 import { type Agent, backgroundLoad, eventually, startSystem, type TestSystem } from '../support/system.ts';
 
@@ -31,25 +32,8 @@ after(async () => {
   await sys.stop();
 });
 
-/**
- * Who holds each principal shard, read key by key with direct gets. Listing the bucket's keys starts a consumer on
- * every poll; one CI run on a loaded machine measured a 30 s takeover that alone takes 2–3 s, and a stalled listing
- * is the likeliest cause (not confirmed).
- */
-async function leaseOwners(): Promise<Map<string, number>> {
-  const kv = await new Kvm(sys.nc).open(sys.names.buckets.leases);
-  const owners = new Map<string, number>();
-  for (let shard = 0; shard < actorKinds.principal.shardCount; shard++) {
-    const e = await kv.get(`lease.principal.${shard}`);
-
-    if (e?.operation !== 'PUT') continue;
-    const host = e.json<{ host: string }>().host;
-    owners.set(host, (owners.get(host) ?? 0) + 1);
-  }
-  return owners;
-}
-
-const pidOf = (hostId: string) => Number(hostId.split('-').at(-2));
+/** How many principal shards each host holds. */
+const leaseOwners = async () => leaseCounts(await leaseHolders(sys, ['principal']));
 
 /** The shard lease of a principal, read from its actor subject `<ns>.actor.principal.<shard>.<id>`. */
 const principalShard = (principalId: string) =>
