@@ -41,7 +41,7 @@ before(async () => {
   hosts.push(await startRoleProcess('actors', sys.env, 'actor host serving'));
   hosts.push(await startRoleProcess('actors', sys.env, 'actor host serving'));
   // Let the two hosts finish splitting the shards before setting up (until then some shards answer 503).
-  await shardsSplitEvenly(sys, hosts, 20_000);
+  await shardsSplitEvenly(sys, hosts);
 });
 after(async () => {
   for (const h of hosts) h.child.kill('SIGKILL');

@@ -58,8 +58,9 @@ export async function shardsSplitEvenly(
     async () => {
       const holders = await leaseHolders(sys, kinds);
       const byPid = new Map([...leaseCounts(holders)].map(([host, n]) => [pidOf(host), n]));
-      const even = byPid.size === hosts.length && pids.every((pid) => byPid.get(pid) === share);
-      return even ? holders : undefined;
+      if (byPid.size === hosts.length && pids.every((pid) => byPid.get(pid) === share)) return holders;
+      // Thrown, it is what a timeout reports: which host held how many.
+      throw new Error(`leases held by pid: ${JSON.stringify([...byPid])} (hosts ${pids.join(', ')}; ${share} each)`);
     },
     timeoutMs,
   );
