@@ -204,6 +204,11 @@ export const requirements = {
     behaviour:
       "Leases live on their holder's heartbeat: not rewritten while held; a holder whose heartbeat fails stops serving before a takeover; a quiet watch takes over nothing; a lease written by another is given up.",
   },
+  'SPINE-LEASES-ORPHAN': {
+    source: 'docs/architecture.md: Actors',
+    behaviour:
+      'A lease that names its host but is not served by it (a lost deletion, a share that shrank) is deleted by that host once it holds its fair share, so another host claims it.',
+  },
   'SPINE-LEASES-WATCH': {
     source: 'docs/architecture.md: Actors',
     behaviour:

@@ -265,7 +265,10 @@ export class ShardLeases {
         await this.o.kv.delete(key, { previousSeq: h.revision }).catch(() => {});
       }
       let want = fair - Math.min(mine.length, fair);
-      if (want <= 0) continue;
+      if (want <= 0) {
+        await this.releaseUnserved(kind, shardCount);
+        continue;
+      }
       const candidates: { ref: ShardRef; key: string; ob: Observed | undefined; lapsed: boolean }[] = [];
       /** Holders that look dead to us, whose heartbeat is read afresh before any of their leases is taken. */
       const suspects = new Set<string>();
@@ -331,7 +334,35 @@ export class ShardLeases {
             ),
         );
       }
+      if (want <= 0) await this.releaseUnserved(kind, shardCount);
     }
+  }
+
+  /**
+   * Delete the leases of a kind that still name this host but that it does not serve, once it holds its fair share
+   * of the kind. The others take such a lease for a live host's and never claim it, so without this it stays
+   * unserved as long as this host lives: one whose deletion was lost (it gave the lease back as surplus, or failed
+   * to serve it, and the delete timed out unapplied), or more than its share after it stopped serving on a late
+   * heartbeat while a host joined. Compare-and-set on the revision seen: a write we have not seen yet wins.
+   */
+  private async releaseUnserved(kind: string, shardCount: number): Promise<void> {
+    const stale: { key: string; revision: number }[] = [];
+    for (let shard = 0; shard < shardCount; shard++) {
+      const key = leaseKey({ kind, shard });
+      const ob = this.observed.get(key);
+      if (!this.held.has(key) && ob && !ob.deleted && ob.owner === this.o.hostId)
+        stale.push({ key, revision: ob.revision });
+    }
+    await Promise.all(
+      stale.map(async ({ key, revision }) => {
+        try {
+          await this.o.kv.delete(key, { previousSeq: revision });
+          this.o.log.info({ shard: key }, 'released a lease this host named but did not serve');
+        } catch {
+          await this.refresh(key);
+        }
+      }),
+    );
   }
 
   /** Renew every lease we hold by compare-and-set; one another host wrote meanwhile is given up. */

@@ -722,6 +722,14 @@ export const mutants: Mutant[] = [
     testNames: 'SPINE-LEASES-HEARTBEAT',
   },
   {
+    name: 'a lease that names its host but is not served by it (its deletion lost) is left, and its shard unserved',
+    file: 'actors/runtime/leases.ts',
+    from: 'private async releaseUnserved(kind: string, shardCount: number): Promise<void> {',
+    to: 'private async releaseUnserved(kind: string, shardCount: number): Promise<void> {\n    return;',
+    tests: ['test/spine/leases.test.ts'],
+    testNames: 'SPINE-LEASES-ORPHAN',
+  },
+  {
     name: 'a lease pool that joins its process watch late is not given the leases already held',
     file: 'actors/runtime/lease-watch.ts',
     from: 'for (const e of this.newest.values()) listener(e);',

@@ -125,7 +125,7 @@ async function leaseRevisions(): Promise<Map<string, number>> {
 }
 
 /** The real bucket with some of its calls replaced (a fault injected); every other call goes to it unchanged. */
-function bucketWith(replaced: Partial<Pick<KV, 'put' | 'watch'>>): KV {
+function bucketWith(replaced: Partial<Pick<KV, 'put' | 'watch' | 'delete'>>): KV {
   return new Proxy(kv, {
     get(target, prop, receiver) {
       if (prop in replaced) return replaced[prop as keyof typeof replaced];
@@ -224,6 +224,32 @@ test('[SPINE-LEASES-HEARTBEAT] a holder that sees another host write a lease it 
   assert.ok(aLog.some((l) => l.includes('lease lost')));
   // Its new holder has no heartbeat at all (gone, or never a host): a takes it back at its next tick.
   await eventually('a to serve shard 3 again', async () => (a.serving.has(3) ? true : undefined), 5000);
+});
+
+test('[SPINE-LEASES-ORPHAN] a lease given back whose deletion was lost is deleted again by its holder, so the host that joined claims it and every shard is served', async () => {
+  // a's first deletion of shard 11's lease times out unapplied (as when the reply, and the request, die with a
+  // NATS node, or a starved process sends it too late): a stops serving the shard, but the lease still names a.
+  let dropped = 0;
+  const lossy = bucketWith({
+    delete: (k, ...rest) => {
+      if (k === 'lease.principal.11' && dropped++ === 0) return Promise.reject(new Error('TIMEOUT'));
+      return kv.delete(k, ...rest);
+    },
+  });
+  const aLog: string[] = [];
+  const a = host('a', lossy, aLog);
+  await a.leases.start();
+  assert.equal(a.serving.size, shardCount);
+  const b = host('b');
+  await b.leases.start();
+  // b sees a live host named on shard 11 and never claims it: only a can free it.
+  await eventually('a and b to split the shards, shard 11 among them', async () =>
+    balanced([a, b]) ? true : undefined,
+  );
+  assert.equal(dropped >= 2, true, 'the lost deletion was sent again');
+  assert.ok(b.serving.has(11), 'b serves the shard a gave back');
+  assert.ok(aLog.some((l) => l.includes('released a lease this host named but did not serve')));
+  assert.deepEqual(doubleServed, []);
 });
 
 test('[SPINE-LEASES-HEARTBEAT] while a host of the earlier rule (it renews each lease) is alive in the pool, held leases are renewed as it expects; once it is gone they are not', async () => {
