@@ -18,6 +18,7 @@ import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { buildTests } from './support/build.ts';
 import { chooseTestServers } from './support/servers.ts';
+import { yardstick } from './support/yardstick.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const tmp = join(root, '.tmp');
@@ -90,6 +91,8 @@ const env: NodeJS.ProcessEnv = { ...process.env, ...servers.env };
 Object.assign(process.env, servers.env);
 await (await import('./support/env.ts')).migratedTemplate();
 
+// Before any file runs, while the machine is quiet: the run's time means little without it.
+const sitting = yardstick();
 const started = Date.now();
 // Its own folder per run: a test may start another run (test/deploy/test-servers.test.ts).
 const buildDir = join(tmp, `build-${process.pid}`);
@@ -109,7 +112,8 @@ if (failed.length > 0) console.log(`\nfiles that failed:\n${failed.map((r) => ` 
 console.log(
   `\nnpm test: ${files.length} files in ${((Date.now() - started) / 1000).toFixed(0)} s ` +
     `(${concurrency} at once, ${serial.size} of them serial): ` +
-    `${totals.tests} tests, ${totals.pass} pass, ${totals.fail} fail, ${totals.cancelled} cancelled`,
+    `${totals.tests} tests, ${totals.pass} pass, ${totals.fail} fail, ${totals.cancelled} cancelled; ` +
+    `machine yardstick ${sitting.jsMs} ms of JavaScript, ${sitting.nodeStartMs} ms a node start`,
 );
 process.exit(failed.length === 0 ? 0 : 1);
 
