@@ -60,6 +60,14 @@ before(async () => {
   as = await discover(sys.baseUrl);
 });
 after(async () => {
+  // The gateway and the actor host are never stopped by a test: one that ended on its own says why (a CI run saw the
+  // load's requests cut off with "other side closed" and nothing else to go on).
+  for (const [i, p] of others.entries()) {
+    if (p.child.exitCode !== null || p.child.signalCode !== null)
+      console.log(
+        `${['actors', 'gateway'][i]} ended by itself (${p.child.exitCode ?? p.child.signalCode}):\n${p.output().slice(-4000)}`,
+      );
+  }
   for (const p of [...others, workers]) {
     p?.child.kill('SIGTERM');
     await p?.exited;
