@@ -9,10 +9,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { clusterUnavailable, type NatsCluster, startNatsCluster } from '../support/nats-cluster.ts';
-import { shardsSplitEvenly } from '../support/leases.ts';
+import { leaseCounts, leaseHolders, shardsSplitEvenly } from '../support/leases.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import {
   checkMoney,
+  everyAgentBoughtSince,
   type Market,
   recovery,
   resolveUnavailable,
@@ -239,11 +240,18 @@ test('[HARDEN-NATS-CLUSTER] a 3-node cluster loses its LEDGER leader to SIGKILL 
   await consumerNode.start();
   await cluster.ready();
   const secondRestartAt = Date.now();
-  await load.whileLoading(
-    'every agent to buy after the second restart',
-    async () => (load.boughtSince(secondRestartAt).size === market.agents.length ? true : undefined),
-    30_000,
-  );
+  await load
+    .whileLoading(
+      'every agent to buy after the second restart',
+      everyAgentBoughtSince(load, market, secondRestartAt),
+      30_000,
+    )
+    .catch(async (err) => {
+      // A CI run on a slow machine timed out here with nothing else to go on.
+      logProblems();
+      console.log(`actor shard leases by host: ${JSON.stringify([...leaseCounts(await leaseHolders(sys))])}`);
+      throw err;
+    });
   await load.finish();
 
   const refused = load.unavailable.size;

@@ -214,6 +214,20 @@ export async function checkMoney(sys: TestSystem, market: Market, load: Purchase
   return { orders: answered.length };
 }
 
+/**
+ * A check for `whileLoading`: true once every agent has a new purchase answered 201 among requests sent at or after
+ * `fromMs`; until then it throws what the others were answered meanwhile, so a timeout says why they could not buy.
+ */
+export function everyAgentBoughtSince(load: PurchaseLoad, market: Market, fromMs: number): () => Promise<true> {
+  return async () => {
+    const bought = load.boughtSince(fromMs);
+    if (bought.size === market.agents.length) return true;
+    const waiting = new Set(market.agents.map((a) => a.principalId).filter((id) => !bought.has(id)));
+    const answers = statusCounts(load.attempts.filter((a) => a.sentAtMs >= fromMs && waiting.has(a.principalId)));
+    throw new Error(`${waiting.size} agents not yet served, answered ${JSON.stringify(answers)} since`);
+  };
+}
+
 /** Answers by status and code (and a 503's message), for the test's log line. */
 export function statusCounts(attempts: Attempt[]): Record<string, number> {
   const out: Record<string, number> = {};

@@ -106,11 +106,21 @@ export function runCli(sys: TestSystem, args: string[]): Promise<{ code: number;
   );
 }
 
-/** Poll until `check` returns a value other than undefined, or fail after `timeoutMs`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+/**
+ * Poll until `check` returns a value other than undefined, or fail after `timeoutMs`. What `check` throws is retried
+ * (and named by the timeout); what `fatal` returns ends the wait at once.
+ */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 10_000,
+  fatal: () => Error | null = () => null,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
+    const failed = fatal();
+    if (failed) throw failed;
     try {
       const v = await check();
       if (v !== undefined) return v;
@@ -135,13 +145,8 @@ export function backgroundLoad(start: (running: () => boolean) => Promise<unknow
   });
   return {
     whileLoading<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-      return eventually(
-        what,
-        async () => {
-          if (failure) throw new Error(`the load failed: ${String(failure)}`);
-          return check();
-        },
-        timeoutMs,
+      return eventually(what, check, timeoutMs, () =>
+        failure ? new Error(`the load failed while waiting for ${what}: ${String(failure)}`) : null,
       );
     },
     async finish(): Promise<void> {
