@@ -66,15 +66,24 @@ export class ShardLeases {
   private readonly held = new Map<string, { ref: ShardRef; revision: number }>();
   /** Held leases the watch saw another host write (or delete): given up at the next tick. */
   private readonly lost = new Set<string>();
+  /**
+   * Leases this host deleted, by the revision deleted, until the watch shows the deletion: releaseUnserved must not
+   * send a second delete for what the watch has not caught up with.
+   */
+  private readonly deleted = new Map<string, number>();
   /** Leaves the process's watch of the bucket (lease-watch.ts), once joined. */
   private leaveWatch: (() => void) | null = null;
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> = Promise.resolve();
   private stopped = false;
   private tickQueued = false;
-  /** When the last tick began (our clock), or null before the first. */
-  private lastTickAtMs: number | null = null;
-  /** When this process last resumed after not running (a tick far later than its interval). */
+  /**
+   * When the renewal timer last fired (our clock), or null before the first. Its lateness, not a tick's, tells a
+   * pause: ticks run one after another and a slow one (its KV calls answered late) starts the next late, while the
+   * process ran all along; read as a pause, that kept a host whose heartbeat failed serving after another took over.
+   */
+  private lastTimerAtMs: number | null = null;
+  /** When this process last resumed after not running (the renewal timer fired far later than its interval). */
   private resumedAtMs = Number.NEGATIVE_INFINITY;
   /** When our newest written heartbeat was sent (our clock), or null before the first. */
   private heartbeatAtMs: number | null = null;
@@ -91,7 +100,13 @@ export class ShardLeases {
     this.leaveWatch = await watchLeases(this.o.kv, this.o.log, (e) => this.observe(e));
     await this.beat();
     await this.tickOnce();
+    this.lastTimerAtMs = this.o.clock.nowMs();
     this.timer = setInterval(() => {
+      const now = this.o.clock.nowMs();
+      // Far later than its interval: this process was not running (a pause, a starved CPU), so neither were its
+      // heartbeat writes nor the reading of their answers.
+      if (this.lastTimerAtMs !== null && now - this.lastTimerAtMs > 2 * this.o.renewMs) this.resumedAtMs = now;
+      this.lastTimerAtMs = now;
       void this.beat();
       this.queueTick();
     }, this.o.renewMs);
@@ -185,6 +200,7 @@ export class ShardLeases {
       }
     }
     this.observed.set(e.key, { revision: e.revision, owner, deleted, seenAtMs: this.o.clock.nowMs(), renewsLeases });
+    if (e.revision > (this.deleted.get(e.key) ?? Number.POSITIVE_INFINITY)) this.deleted.delete(e.key);
     // A lease of ours written by someone else, or deleted: it is theirs (or nobody's) now. Our own writes of it name
     // us, and we forget a lease before deleting it.
     const mine = this.held.get(e.key);
@@ -218,10 +234,6 @@ export class ShardLeases {
   private async tickOnce(): Promise<void> {
     if (this.stopped) return;
     const now = this.o.clock.nowMs();
-    // A tick far later than its interval: this process was not running (a pause, a starved CPU), so neither were its
-    // heartbeat writes nor the reading of their answers.
-    if (this.lastTickAtMs !== null && now - this.lastTickAtMs > 2 * this.o.renewMs) this.resumedAtMs = now;
-    this.lastTickAtMs = now;
     for (const key of [...this.lost]) {
       this.lost.delete(key);
       if (!this.held.has(key)) continue;
@@ -262,7 +274,7 @@ export class ShardLeases {
       for (const h of mine.sort((a, b) => b.ref.shard - a.ref.shard).slice(0, Math.max(0, mine.length - fair))) {
         const key = leaseKey(h.ref);
         await this.giveUp(key);
-        await this.o.kv.delete(key, { previousSeq: h.revision }).catch(() => {});
+        await this.deleteLease(key, h.revision).catch(() => {});
       }
       let want = fair - Math.min(mine.length, fair);
       if (want <= 0) {
@@ -329,7 +341,7 @@ export class ShardLeases {
                 const h = this.held.get(key);
                 this.held.delete(key);
                 await this.o.released(ref).catch(() => {});
-                if (h) await this.o.kv.delete(key, { previousSeq: h.revision }).catch(() => {});
+                if (h) await this.deleteLease(key, h.revision).catch(() => {});
               }),
             ),
         );
@@ -350,19 +362,25 @@ export class ShardLeases {
     for (let shard = 0; shard < shardCount; shard++) {
       const key = leaseKey({ kind, shard });
       const ob = this.observed.get(key);
-      if (!this.held.has(key) && ob && !ob.deleted && ob.owner === this.o.hostId)
-        stale.push({ key, revision: ob.revision });
+      const named = ob && !ob.deleted && ob.owner === this.o.hostId && this.deleted.get(key) !== ob.revision;
+      if (named && !this.held.has(key)) stale.push({ key, revision: ob.revision });
     }
     await Promise.all(
       stale.map(async ({ key, revision }) => {
         try {
-          await this.o.kv.delete(key, { previousSeq: revision });
+          await this.deleteLease(key, revision);
           this.o.log.info({ shard: key }, 'released a lease this host named but did not serve');
         } catch {
           await this.refresh(key);
         }
       }),
     );
+  }
+
+  /** Delete a lease by compare-and-set on `revision`, remembered until the watch shows it. */
+  private async deleteLease(key: string, revision: number): Promise<void> {
+    await this.o.kv.delete(key, { previousSeq: revision });
+    this.deleted.set(key, revision);
   }
 
   /** Renew every lease we hold by compare-and-set; one another host wrote meanwhile is given up. */
