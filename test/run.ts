@@ -113,7 +113,7 @@ console.log(
   `\nnpm test: ${files.length} files in ${((Date.now() - started) / 1000).toFixed(0)} s ` +
     `(${concurrency} at once, ${serial.size} of them serial): ` +
     `${totals.tests} tests, ${totals.pass} pass, ${totals.fail} fail, ${totals.cancelled} cancelled; ` +
-    `machine yardstick ${sitting.jsMs} ms of JavaScript, ${sitting.nodeStartMs} ms a node start`,
+    `machine yardstick ${sitting.opsPerMs} ops/ms (machineSpeed), ${sitting.nodeStartMs} ms a node start`,
 );
 process.exit(failed.length === 0 ? 0 : 1);
 

@@ -1,6 +1,5 @@
 // Shared pieces of the benchmarks: the JetStream append ceiling, process RSS, wrk runs, agent registration.
 import { execFile, spawnSync } from 'node:child_process';
-import { hash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 import { availableParallelism, tmpdir } from 'node:os';
@@ -14,29 +13,8 @@ import { uniqueNamespace } from '../support/env.ts';
 
 const run = promisify(execFile);
 
-/**
- * How fast this machine is right now, as a fixed single-core loop (JSON round trip and sha256 of a purchase-sized
- * fact) in operations per millisecond. On a shared VM the same code runs 30% faster or slower from one hour to the
- * next; printing this beside each result lets runs be compared with each other.
- */
-export function machineSpeed(ms = 500): number {
-  const fact = {
-    id: '9d9a82dc-8bc6-457e-89a0-a9f09e9fdb69',
-    at: '2026-11-21T14:14:16.132Z',
-    principalId: 'b9c9dc4c-4673-4d98-a64d-f6cea26d4276',
-    type: 'escrow_held',
-    priceCents: 2550,
-    formats: ['md'],
-    floor: 0.6,
-  };
-  let ops = 0;
-  const started = performance.now();
-  while (performance.now() - started < ms) {
-    for (let i = 0; i < 100; i++) hash('sha256', JSON.stringify(JSON.parse(JSON.stringify(fact))));
-    ops += 100;
-  }
-  return ops / (performance.now() - started);
-}
+/** The single-core loop the benchmarks print beside their results (also `npm test`'s yardstick). */
+export { machineSpeed } from '../support/yardstick.ts';
 
 /**
  * Raw JetStream publish-with-ack rate from one Node client: `inflight` publishers, 300-byte messages. `stock` uses

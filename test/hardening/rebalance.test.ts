@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { actorKinds } from '../../contracts/index.ts';
-import { leaseCounts, leaseHolders, pidOf, shardTotal as allShards } from '../support/leases.ts';
+import { leaseCounts, leaseHolders, pidOf, shardsSplitEvenly, shardTotal as allShards } from '../support/leases.ts';
 import { type RoleProcess, startRoleProcess } from '../support/processes.ts';
 import {
   checkMoney,
@@ -17,7 +17,7 @@ import {
   startPurchaseLoad,
   statusCounts,
 } from '../support/purchase-load.ts';
-import { eventually, startSystem, type TestSystem } from '../support/system.ts';
+import { startSystem, type TestSystem } from '../support/system.ts';
 
 // The defaults, so the figures measured here are the ones an operator gets.
 const leaseTtlMs = 3000;
@@ -66,7 +66,7 @@ after(async () => {
 
 test('[HARDEN-REBALANCE] a host joins, one stops with SIGTERM (release: under the lease TTL), one is killed (within the lease bound), while purchases run: nothing lost or doubled', async () => {
   const [first, second] = hosts as [RoleProcess, RoleProcess];
-  await eventually('the two hosts to share the shards', () => heldBy([first, second], shardTotal / 2), 30_000);
+  await shardsSplitEvenly(sys, [first, second]);
   const market = await setUpMarket(sys, 5, 30);
   const load = startPurchaseLoad(sys, market);
   const watch = (what: string, check: () => Promise<true | undefined>, timeoutMs = 30_000) =>

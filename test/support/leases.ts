@@ -7,6 +7,8 @@ import type { RoleProcess } from './processes.ts';
 import { eventually, type TestSystem } from './system.ts';
 
 type ShardedKind = 'principal' | 'listing';
+/** The kinds whose actors live on shards an actor host leases. */
+const shardedKinds: readonly ShardedKind[] = ['principal', 'listing'];
 
 /**
  * The holder of every shard lease of the given kinds (`lease.<kind>.<shard>` -> host id), by direct gets sent
@@ -15,7 +17,7 @@ type ShardedKind = 'principal' | 'listing';
  */
 export async function leaseHolders(
   sys: TestSystem,
-  kinds: readonly ShardedKind[] = ['principal', 'listing'],
+  kinds: readonly ShardedKind[] = shardedKinds,
 ): Promise<Map<string, string>> {
   const kv = await new Kvm(sys.nc).open(sys.names.buckets.leases);
   const keys = kinds.flatMap((kind) =>
@@ -41,7 +43,7 @@ export function leaseCounts(holders: Map<string, string>): Map<string, number> {
 export const pidOf = (hostId: string) => Number(hostId.split('-').at(-2));
 
 /** The number of shards of the given kinds. */
-export const shardTotal = (kinds: readonly ShardedKind[] = ['principal', 'listing']) =>
+export const shardTotal = (kinds: readonly ShardedKind[] = shardedKinds) =>
   kinds.reduce((n, k) => n + actorKinds[k].shardCount, 0);
 
 /** Wait until every shard of the kinds is held, each of `hosts` holding an equal share and no other host any. */
@@ -49,7 +51,7 @@ export async function shardsSplitEvenly(
   sys: TestSystem,
   hosts: RoleProcess[],
   timeoutMs = 30_000,
-  kinds: readonly ShardedKind[] = ['principal', 'listing'],
+  kinds: readonly ShardedKind[] = shardedKinds,
 ): Promise<Map<string, string>> {
   const share = shardTotal(kinds) / hosts.length;
   const pids = hosts.map((h) => h.child.pid!);
