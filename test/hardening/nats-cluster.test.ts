@@ -15,6 +15,7 @@ import {
   checkMoney,
   everyAgentBoughtSince,
   type Market,
+  type PurchaseLoad,
   recovery,
   resolveUnavailable,
   setUpMarket,
@@ -95,6 +96,23 @@ async function logStreamViews(stream: string): Promise<void> {
   }
 }
 
+/**
+ * A wait that timed out, with what explains it: the roles' warnings, the lease holders and the ledger as each node
+ * sees it. CI runs on a slow machine timed out at several of these waits with nothing else to go on.
+ */
+async function explained<T>(wait: Promise<T>, load: PurchaseLoad, sinceMs: number): Promise<T> {
+  try {
+    return await wait;
+  } catch (err) {
+    const answers = statusCounts(load.attempts.filter((a) => a.sentAtMs >= sinceMs));
+    console.log(`answers since ${new Date(sinceMs).toISOString()}: ${JSON.stringify(answers)}`);
+    logProblems();
+    console.log(`actor shard leases by host: ${JSON.stringify([...leaseCounts(await leaseHolders(sys))])}`);
+    await logStreamViews(sys.names.streams.ledger.name);
+    throw err;
+  }
+}
+
 let cluster: NatsCluster;
 let sys: TestSystem;
 const processes: RoleProcess[] = [];
@@ -131,10 +149,14 @@ test('[HARDEN-NATS-CLUSTER] a 3-node cluster loses its LEDGER leader to SIGKILL 
 
   const market: Market = await setUpMarket(sys, 5, 30);
   const load = startPurchaseLoad(sys, market);
-  await load.whileLoading(
-    'every agent to buy',
-    async () => (load.boughtSince(0).size === market.agents.length ? true : undefined),
-    60_000,
+  await explained(
+    load.whileLoading(
+      'every agent to buy',
+      async () => (load.boughtSince(0).size === market.agents.length ? true : undefined),
+      60_000,
+    ),
+    load,
+    0,
   );
 
   // The node leading the ledger: killing it stops every append until the other two elect a new leader.
@@ -146,11 +168,16 @@ test('[HARDEN-NATS-CLUSTER] a 3-node cluster loses its LEDGER leader to SIGKILL 
   const acceptedBeforeKill = load.accepted.size;
   const killedAt = Date.now();
   await victim.kill('SIGKILL');
-  await load.whileLoading(
-    'every agent to buy again after the kill',
-    async () => (load.boughtSince(killedAt).size === market.agents.length ? true : undefined),
-    failoverBoundMs + 30_000,
+  await explained(
+    load.whileLoading(
+      'every agent to buy again after the kill',
+      async () => (load.boughtSince(killedAt).size === market.agents.length ? true : undefined),
+      failoverBoundMs + 30_000,
+    ),
+    load,
+    killedAt,
   );
+
   const failover = recovery(load.attempts, market.agents, killedAt);
   const lastRefusal = Math.max(
     killedAt,
@@ -162,20 +189,29 @@ test('[HARDEN-NATS-CLUSTER] a 3-node cluster loses its LEDGER leader to SIGKILL 
   const restartedAt = Date.now();
   await victim.start();
   await cluster.ready();
-  const caughtUp = await load.whileLoading(
-    'the restarted node to be a current replica of the ledger',
-    async () => {
-      const info = await jsm.streams.info(ledgerStream);
-      const peers = [info.cluster?.leader, ...(info.cluster?.replicas ?? []).map((r) => r.name)];
-      const current = (info.cluster?.replicas ?? []).every((r) => r.current && !r.offline);
-      return peers.includes(victim.name) && current ? Date.now() - restartedAt : undefined;
-    },
-    60_000,
+  const caughtUp = await explained(
+    load.whileLoading(
+      'the restarted node to be a current replica of the ledger',
+      async () => {
+        const info = await jsm.streams.info(ledgerStream);
+        const peers = [info.cluster?.leader, ...(info.cluster?.replicas ?? []).map((r) => r.name)];
+        const current = (info.cluster?.replicas ?? []).every((r) => r.current && !r.offline);
+        return peers.includes(victim.name) && current ? Date.now() - restartedAt : undefined;
+      },
+      60_000,
+    ),
+    load,
+    restartedAt,
   );
-  await load.whileLoading(
-    'every agent to buy after the restart',
-    async () => (load.boughtSince(restartedAt).size === market.agents.length ? true : undefined),
-    30_000,
+
+  await explained(
+    load.whileLoading(
+      'every agent to buy after the restart',
+      async () => (load.boughtSince(restartedAt).size === market.agents.length ? true : undefined),
+      30_000,
+    ),
+    load,
+    restartedAt,
   );
 
   // Then the node holding the ledger's consumer dies too. The projectors read through an ordered consumer, which has
@@ -206,21 +242,32 @@ test('[HARDEN-NATS-CLUSTER] a 3-node cluster loses its LEDGER leader to SIGKILL 
   // Read once the node is dead: whatever its consumer delivered is at or below this. A fact appended after it can
   // reach a projection only through a consumer that is alive (one read before the kill let a fact the dying
   // consumer still delivered pass for a recovery).
-  const seqAtSecondKill = await load.whileLoading(
-    'the ledger to answer after the second kill',
-    async () => (await jsm.streams.info(ledgerStream)).state.last_seq,
-    30_000,
+  const seqAtSecondKill = await explained(
+    load.whileLoading(
+      'the ledger to answer after the second kill',
+      async () => (await jsm.streams.info(ledgerStream)).state.last_seq,
+      30_000,
+    ),
+    load,
+    secondKillAt,
   );
-  const appendedAfter = await load.whileLoading(
-    'a fact appended after the second kill',
-    async () => {
-      const last = (await jsm.streams.info(ledgerStream)).state.last_seq;
-      return last > seqAtSecondKill ? last : undefined;
-    },
-    30_000,
+
+  const appendedAfter = await explained(
+    load.whileLoading(
+      'a fact appended after the second kill',
+      async () => {
+        const last = (await jsm.streams.info(ledgerStream)).state.last_seq;
+        return last > seqAtSecondKill ? last : undefined;
+      },
+      30_000,
+    ),
+    load,
+    secondKillAt,
   );
-  const projectorsMs = await load
-    .whileLoading(
+
+  const appendedAfterMs = Date.now() - secondKillAt;
+  const projectorsMs = await explained(
+    load.whileLoading(
       'both ledger projections to project what was appended after the second kill',
       async () => {
         const rows = await sys.sql<{ name: string; last_seq: string }[]>`
@@ -231,27 +278,22 @@ test('[HARDEN-NATS-CLUSTER] a 3-node cluster loses its LEDGER leader to SIGKILL 
         throw new Error(`at ${JSON.stringify(rows)}, want ${appendedAfter}`);
       },
       projectorBoundMs,
-    )
-    .catch(async (err) => {
-      logProblems();
-      await logStreamViews(ledgerStream);
-      throw err;
-    });
+    ),
+    load,
+    secondKillAt,
+  );
   await consumerNode.start();
   await cluster.ready();
   const secondRestartAt = Date.now();
-  await load
-    .whileLoading(
+  await explained(
+    load.whileLoading(
       'every agent to buy after the second restart',
       everyAgentBoughtSince(load, market, secondRestartAt),
       30_000,
-    )
-    .catch(async (err) => {
-      // A CI run on a slow machine timed out here with nothing else to go on.
-      logProblems();
-      console.log(`actor shard leases by host: ${JSON.stringify([...leaseCounts(await leaseHolders(sys))])}`);
-      throw err;
-    });
+    ),
+    load,
+    secondRestartAt,
+  );
   await load.finish();
 
   const refused = load.unavailable.size;
@@ -273,7 +315,8 @@ test('[HARDEN-NATS-CLUSTER] a 3-node cluster loses its LEDGER leader to SIGKILL 
       `${failover.firstMs} ms, every agent served after ${failover.allMs} ms, last 503 answered ` +
       `${lastRefusal - killedAt} ms after the kill; ${consumersOnVictim} ledger consumers died with it; ` +
       `restarted node current after ${caughtUp} ms; then killed ${consumerNode.name} holding the delivering ledger ` +
-      `consumer (${consumersLost} of those listed by node: ${JSON.stringify([...consumerCounts])}): both projections moved on after ` +
+      `consumer (${consumersLost} of those listed by node: ${JSON.stringify([...consumerCounts])}): the ledger appended ` +
+      `again after ${appendedAfterMs} ms, both projections moved on after ` +
       `${projectorsMs} ms; ${orders} orders, ` +
       `${refused} keys answered 503 and retried; answers ${JSON.stringify(statusCounts(load.attempts))}`,
   );
