@@ -92,7 +92,7 @@ Object.assign(process.env, servers.env);
 await (await import('./support/env.ts')).migratedTemplate();
 
 // Before any file runs, while the machine is quiet: the run's time means little without it.
-const sitting = yardstick();
+const sitting = await yardstick();
 const started = Date.now();
 // Its own folder per run: a test may start another run (test/deploy/test-servers.test.ts).
 const buildDir = join(tmp, `build-${process.pid}`);
@@ -113,7 +113,8 @@ console.log(
   `\nnpm test: ${files.length} files in ${((Date.now() - started) / 1000).toFixed(0)} s ` +
     `(${concurrency} at once, ${serial.size} of them serial): ` +
     `${totals.tests} tests, ${totals.pass} pass, ${totals.fail} fail, ${totals.cancelled} cancelled; ` +
-    `machine yardstick ${sitting.opsPerMs} ops/ms (machineSpeed), ${sitting.nodeStartMs} ms a node start`,
+    `machine yardstick ${sitting.opsPerMs} ops/ms (machineSpeed), ${sitting.nodeStartMs} ms a node start, ` +
+    `${sitting.roundTripUs} µs a loopback round trip`,
 );
 process.exit(failed.length === 0 ? 0 : 1);
 
