@@ -1370,7 +1370,7 @@ export const requirements = {
   'OPS-METRICS-FORMAT': {
     source: 'docs/operations.md: Metrics',
     behaviour:
-      'The exposition passes promtool check metrics, every family is documented, and the series do not grow after 1,000 agents buy.',
+      'The exposition passes promtool check metrics, every family is documented, and the series do not grow when ten times the agents (200) buy.',
   },
   'OPS-METRICS-BOUND': {
     source: 'docs/operations.md: What metrics cost',

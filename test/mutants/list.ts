@@ -737,4 +737,12 @@ export const mutants: Mutant[] = [
     tests: ['test/spine/leases.test.ts'],
     testNames: 'SPINE-LEASES-WATCH',
   },
+  {
+    name: 'a request counter labelled with a value that differs per request (series grow with the agents)',
+    file: 'gateway/telemetry.ts',
+    from: 'metrics.requests.labels(operation, face, String(status)).inc();',
+    to: 'metrics.requests.labels(operation, face, String(Math.round(startedMs))).inc();',
+    tests: ['test/operations/metrics.test.ts'],
+    testNames: 'OPS-METRICS-FORMAT',
+  },
 ];
