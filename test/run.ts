@@ -107,7 +107,14 @@ for (const r of results) for (const k of Object.keys(totals) as (keyof typeof to
 const failed = results.filter((r) => r.status !== 0);
 printSlowest();
 if (writeWeights) saveWeights();
-for (const r of failed) console.log(`\n── failures of ${r.file}\n${failureSection(r.out)}`);
+for (const r of failed) {
+  const printed = printedBeforeFailure(r.out);
+  console.log(
+    `\n── failures of ${r.file}\n` +
+      (printed ? `what it printed before its first failure (the end of it):\n${printed}\n` : '') +
+      failureSection(r.out),
+  );
+}
 if (failed.length > 0) console.log(`\nfiles that failed:\n${failed.map((r) => `  ${r.file}`).join('\n')}`);
 console.log(
   `\nnpm test: ${files.length} files in ${((Date.now() - started) / 1000).toFixed(0)} s ` +
@@ -196,6 +203,22 @@ function failureSection(out: string, maxLines = 120, maxLineChars = 400): string
     .map((l) => (l.length > maxLineChars ? `${l.slice(0, maxLineChars)}…` : l));
   if (at >= 0) return lines.slice(0, maxLines).join('\n') + (lines.length > maxLines ? '\n  …' : '');
   return (lines.length > maxLines ? '  …\n' : '') + lines.slice(-maxLines).join('\n');
+}
+
+/**
+ * What a failed file printed itself (its console and its roles' logs, not the reporter's lines) before its first
+ * failing test was reported: the explanations a test logs when a wait times out. CI keeps only the tail of a run's
+ * output, which holds this summary but not the file's whole report. Capped like `failureSection`.
+ */
+function printedBeforeFailure(out: string, maxLines = 50, maxLineChars = 400): string {
+  const lines = out.split('\n');
+  const firstFailure = lines.findIndex((l) => /^\s*✖ /.test(l) && !l.includes('✖ failing tests:'));
+  if (firstFailure < 0) return '';
+  const printed = lines
+    .slice(0, firstFailure)
+    .filter((l) => l.trim() !== '' && !/^\s*(✔|ℹ|﹣|▶)/.test(l))
+    .map((l) => (l.length > maxLineChars ? `${l.slice(0, maxLineChars)}…` : l));
+  return (printed.length > maxLines ? '  …\n' : '') + printed.slice(-maxLines).join('\n');
 }
 
 /** The slowest files of this run, to see where the suite's time goes. */
