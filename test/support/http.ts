@@ -26,7 +26,13 @@ export async function call<T = any>(
   if (o.rawBody !== undefined) body = o.rawBody;
   else if (o.body !== undefined) body = JSON.stringify(o.body);
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const send = () => fetch(`${baseUrl}${path}`, { method, headers, body });
+  const res = await send().catch((err: unknown) => {
+    // Safe to send twice: a read, or a write the server keys by its Idempotency-Key (a replay answers as the first).
+    if (!closedUnanswered(err) || !(method === 'GET' || method === 'HEAD' || o.key !== undefined)) throw err;
+    console.log(`${method} ${path}: its kept-alive connection was closed with it unanswered; sent again`);
+    return send();
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -35,6 +41,18 @@ export async function call<T = any>(
     // not JSON (an HTML page); keep the text
   }
   return { status: res.status, body: parsed as T, headers: res.headers };
+}
+
+/**
+ * Whether a fetch failed because a kept-alive connection that had answered before was closed with this request
+ * unanswered (no answer's head came back). A server closes a connection it has kept idle (uWS after 8-12 s); a client
+ * that reads an answer seconds late on a starved machine can send its next request on that connection just as the
+ * server closes it, and the server never reads the request. HTTP clients send such a request again where that is
+ * safe (Go's transport: idempotent methods and requests carrying an Idempotency-Key).
+ */
+export function closedUnanswered(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: string; socket?: { bytesRead?: number } } } | null)?.cause;
+  return cause?.code === 'UND_ERR_SOCKET' && (cause.socket?.bytesRead ?? 0) > 0;
 }
 
 /** The five fields of the typed error object, with docs_url ending in #<code>. */
