@@ -97,8 +97,9 @@ async function logStreamViews(stream: string): Promise<void> {
 }
 
 /**
- * A wait that timed out, with what explains it: the roles' warnings, the lease holders and the ledger as each node
- * sees it. CI runs on a slow machine timed out at several of these waits with nothing else to go on.
+ * A wait that timed out, with what explains it: the load's answers since `sinceMs`, the roles' warnings, the lease
+ * holders and the ledger as each node sees it. CI runs on a slow machine timed out at several of these waits with
+ * nothing else to go on.
  */
 async function explained<T>(wait: Promise<T>, load: PurchaseLoad, sinceMs: number): Promise<T> {
   try {
